@@ -1,0 +1,42 @@
+package io.pmix.common.internal.wire;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.buffer.ByteBuf;
+import io.pmix.common.Status;
+import java.util.Optional;
+
+/**
+ * The server's answer to a connect request: raw big-endian fields with no header, in one of the
+ * layouts of {@link ReplyLayout} (transport.md section 7). A server writes it with {@link #encode};
+ * a Java connector reads it with {@link #tryDecode} or a {@link ConnectReplyDecoder}.
+ *
+ * <p>A server rejects a connector by closing the socket before the first reply byte, never by a
+ * non-zero status: 4.2.2 clients ignore the status and 4.2.2 tools hang on it. A connector must
+ * nevertheless treat a non-zero status, or EOF before the reply is complete, as failure.
+ */
+public sealed interface ConnectReply permits ClientReply, ToolReply {
+  /** Field #1: the server's verdict. */
+  Status status();
+
+  /** Whether the connection was accepted: every status field of the reply is success. */
+  boolean isSuccess();
+
+  /** Appends the reply's fields to {@code out}. */
+  void encode(ByteBuf out);
+
+  /**
+   * Decodes a reply in {@code layout} if {@code in} holds all of it, consuming exactly its bytes;
+   * otherwise returns empty and consumes nothing, so the caller can try again when more bytes have
+   * arrived.
+   *
+   * @throws io.pmix.common.PmixException with {@code ERR_BAD_PARAM} if an nspace field is not UTF-8
+   */
+  static Optional<ConnectReply> tryDecode(ByteBuf in, ReplyLayout layout) {
+    requireNonNull(layout, "layout");
+    if (layout == ReplyLayout.CLIENT) {
+      return ClientReply.tryDecode(in).map(r -> r);
+    }
+    return ToolReply.tryDecode(in, layout == ReplyLayout.TOOL_WITH_ASSIGNED_ID).map(r -> r);
+  }
+}

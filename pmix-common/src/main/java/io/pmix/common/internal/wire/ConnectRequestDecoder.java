@@ -1,0 +1,98 @@
+package io.pmix.common.internal.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.pmix.common.PmixException;
+import io.pmix.common.Status;
+import java.util.List;
+
+/**
+ * The server side's first handler on an accepted connection: reads exactly one connect request,
+ * emits it as a {@link ConnectRequest}, and removes itself from the pipeline, like Netty's {@code
+ * HAProxyMessageDecoder}. Bytes that arrived behind the request are handed to the next handler,
+ * normally a {@link FrameDecoder}, since the rest of the stream is framed differently.
+ *
+ * <p>The header's {@code nbytes} is read as little-endian (see {@link ConnectRequestCodec}) and
+ * checked against the limit given at construction before anything is buffered. A request that is
+ * too long (including one whose length was written big-endian by mistake, which turns any plausible
+ * length into hundreds of megabytes) or malformed fires a {@link PmixException} down the pipeline,
+ * and every later byte is discarded: {@code ERR_OUT_OF_RESOURCE} for the length, else the status of
+ * {@link ConnectRequestCodec#decodePayload}. The decoder does not close the channel; the server
+ * must, without replying: a closed socket is the only rejection every C connector understands
+ * (transport.md section 7.1).
+ *
+ * <p>One instance per channel.
+ */
+public final class ConnectRequestDecoder extends ByteToMessageDecoder {
+  private final int maxPayloadLength;
+  private boolean failed;
+
+  /** A decoder with the C server's limit, {@link ConnectRequestCodec#DEFAULT_MAX_PAYLOAD}. */
+  public ConnectRequestDecoder() {
+    this(ConnectRequestCodec.DEFAULT_MAX_PAYLOAD);
+  }
+
+  /**
+   * A decoder refusing requests whose payload exceeds {@code maxPayloadLength} bytes.
+   *
+   * @throws IllegalArgumentException if the limit is negative
+   */
+  public ConnectRequestDecoder(int maxPayloadLength) {
+    if (maxPayloadLength < 0) {
+      throw new IllegalArgumentException("maxPayloadLength < 0: " + maxPayloadLength);
+    }
+    this.maxPayloadLength = maxPayloadLength;
+  }
+
+  @Override
+  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    if (failed) {
+      in.skipBytes(in.readableBytes());
+      return;
+    }
+    if (in.readableBytes() < ConnectRequestCodec.HEADER_LENGTH) {
+      return;
+    }
+    long nbytes = ConnectRequestCodec.peekPayloadLength(in);
+    if (nbytes > maxPayloadLength) {
+      fail(ctx, in, new PmixException(Status.ERR_OUT_OF_RESOURCE, tooLong(nbytes)));
+      return;
+    }
+    if (in.readableBytes() - ConnectRequestCodec.HEADER_LENGTH < nbytes) {
+      return;
+    }
+    in.skipBytes(ConnectRequestCodec.HEADER_LENGTH);
+    ByteBuf payload = in.readSlice((int) nbytes);
+    ConnectRequest request;
+    try {
+      request = ConnectRequestCodec.decodePayload(payload);
+    } catch (PmixException e) {
+      fail(ctx, in, e);
+      return;
+    }
+    out.add(request);
+    // Removal from inside decode() is deferred by ByteToMessageDecoder until `out` has been
+    // fired, so the request reaches the next handler before the bytes that followed it.
+    ctx.pipeline().remove(this);
+  }
+
+  private String tooLong(long nbytes) {
+    String message =
+        "connect request payload of " + nbytes + " bytes exceeds the limit of " + maxPayloadLength;
+    long swapped = Integer.toUnsignedLong(Integer.reverseBytes((int) nbytes));
+    if (swapped <= maxPayloadLength) {
+      message +=
+          "; read big-endian it would be "
+              + swapped
+              + ": the connect-request length must be in host order (little-endian)";
+    }
+    return message;
+  }
+
+  private void fail(ChannelHandlerContext ctx, ByteBuf in, PmixException e) {
+    failed = true;
+    in.skipBytes(in.readableBytes());
+    ctx.fireExceptionCaught(e);
+  }
+}

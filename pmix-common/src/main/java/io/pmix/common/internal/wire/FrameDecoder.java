@@ -1,0 +1,84 @@
+package io.pmix.common.internal.wire;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.pmix.common.PmixException;
+import io.pmix.common.Status;
+import java.util.List;
+
+/**
+ * Splits the steady-state byte stream into {@link Frame}s (transport.md section 5.1): a 16-byte
+ * header of big-endian pindex (i32), tag (u32), nbytes (u32) and a padding word that is ignored,
+ * then nbytes of payload. {@code nbytes = 0} is a frame with an empty payload.
+ *
+ * <p>A header announcing more than the limit given at construction fires a {@link PmixException}
+ * with {@code ERR_OUT_OF_RESOURCE} down the pipeline before any of that payload is buffered; from
+ * then on every inbound byte is discarded, since the stream can no longer be framed. The decoder
+ * does not close the channel: the handler that owns the connection does (as a C peer drops a
+ * connection whose message exceeds its size limit).
+ *
+ * <p>Placed after a {@link ConnectRequestDecoder} or {@link ConnectReplyDecoder}, it receives the
+ * bytes those leave behind when they remove themselves, and passes their decoded message through
+ * untouched. One instance per channel.
+ */
+public final class FrameDecoder extends ByteToMessageDecoder {
+  /** The size of every header: pindex, tag, nbytes and the C struct's padding word. */
+  public static final int HEADER_LENGTH = 16;
+
+  private final int maxPayloadLength;
+  private boolean failed;
+
+  /**
+   * A decoder refusing payloads longer than {@code maxPayloadLength} bytes.
+   *
+   * @throws IllegalArgumentException if the limit is negative
+   */
+  public FrameDecoder(int maxPayloadLength) {
+    if (maxPayloadLength < 0) {
+      throw new IllegalArgumentException("maxPayloadLength < 0: " + maxPayloadLength);
+    }
+    this.maxPayloadLength = maxPayloadLength;
+  }
+
+  /** The largest payload this decoder accepts. */
+  public int maxPayloadLength() {
+    return maxPayloadLength;
+  }
+
+  @Override
+  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    if (failed) {
+      in.skipBytes(in.readableBytes());
+      return;
+    }
+    if (in.readableBytes() < HEADER_LENGTH) {
+      return;
+    }
+    int start = in.readerIndex();
+    long nbytes = in.getUnsignedInt(start + 8);
+    if (nbytes > maxPayloadLength) {
+      failed = true;
+      in.skipBytes(in.readableBytes());
+      ctx.fireExceptionCaught(
+          new PmixException(
+              Status.ERR_OUT_OF_RESOURCE,
+              "frame payload of "
+                  + nbytes
+                  + " bytes (tag "
+                  + Integer.toUnsignedString(in.getInt(start + 4))
+                  + ") exceeds the limit of "
+                  + maxPayloadLength));
+      return;
+    }
+    if (in.readableBytes() - HEADER_LENGTH < nbytes) {
+      return;
+    }
+    int pindex = in.getInt(start);
+    int tag = in.getInt(start + 4);
+    in.skipBytes(HEADER_LENGTH);
+    ByteBuf payload = nbytes == 0 ? Unpooled.EMPTY_BUFFER : in.readRetainedSlice((int) nbytes);
+    out.add(new Frame(pindex, tag, payload));
+  }
+}
