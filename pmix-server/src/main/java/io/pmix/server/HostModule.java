@@ -1,0 +1,159 @@
+package io.pmix.server;
+
+import io.pmix.common.Info;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The upcalls a host (launcher, resource manager) implements for a {@link PMIxServer}: the Java
+ * form of OpenPMIx's {@code pmix_server_module_t}.
+ *
+ * <p>Every upcall is asynchronous: it returns a {@link CompletionStage} the host may complete
+ * later, from any thread. A stage completed exceptionally with a {@link PmixException} carries the
+ * status the client (or the server) sees; any other exception counts as {@code PMIX_ERROR}. Every
+ * method has a default that answers {@code PMIX_ERR_NOT_SUPPORTED}, which the server treats
+ * exactly as OpenPMIx 4.2.2 treats a missing function pointer.
+ *
+ * <p>Threading: the server calls these methods on its host executor (the one given in {@link
+ * ServerOptions.Builder#hostExecutor}, else a single thread the server owns), never on its
+ * progress thread; completions are handed back to the progress thread. An implementation may
+ * block briefly, but a long block delays every later upcall when the executor is single-threaded.
+ * Arguments are immutable and may be kept.
+ */
+public interface HostModule {
+
+  /** A stage already failed with {@code PMIX_ERR_NOT_SUPPORTED}: what every default returns. */
+  static <T> CompletionStage<T> notSupported() {
+    return CompletableFuture.failedFuture(
+        new PmixException(Status.ERR_NOT_SUPPORTED, "the host does not implement this upcall"));
+  }
+
+  /**
+   * A client completed its handshake, before it asks for job data. A failure makes the server
+   * drop the connection (as 4.2.2 does when the host returns an error); {@code NOT_SUPPORTED} is
+   * not a failure.
+   *
+   * @param proc the client
+   * @param hostObject the object given to {@link PMIxServer#registerClient}, or null
+   */
+  default CompletionStage<Void> clientConnected(Proc proc, @Nullable Object hostObject) {
+    return notSupported();
+  }
+
+  /**
+   * A client called {@code PMIx_Finalize}. The client's finalize returns once this stage
+   * completes; {@code NOT_SUPPORTED} counts as success.
+   */
+  default CompletionStage<Void> clientFinalized(Proc proc, @Nullable Object hostObject) {
+    return notSupported();
+  }
+
+  /**
+   * A client asked to abort processes. The caller waits for the answer, so complete the stage
+   * even if the processes are going to be killed.
+   *
+   * @param proc the caller
+   * @param hostObject the caller's host object, or null
+   * @param status the exit status the caller requested
+   * @param message the caller's message, or null
+   * @param procs the processes to abort; empty means the caller's whole job
+   */
+  default CompletionStage<Void> abort(
+      Proc proc, @Nullable Object hostObject, Status status, @Nullable String message,
+      List<Proc> procs) {
+    return notSupported();
+  }
+
+  /**
+   * Every local participant of a fence has arrived and some participants live elsewhere: run the
+   * cross-node part of the collective.
+   *
+   * @param procs the participants, sorted
+   * @param info the callers' directives plus {@code pmix.sorted.parr} and {@code pmix.loc.col.st}
+   * @param data this node's contribution (commands.md section 7.1): one BYTE_OBJECT unit, empty
+   *     when no data collection was requested
+   * @return the concatenation of every node's contribution (each node's BYTE_OBJECT unit, in any
+   *     order); empty when nothing was collected
+   */
+  default CompletionStage<byte[]> fenceNb(List<Proc> procs, List<Info> info, byte[] data) {
+    return notSupported();
+  }
+
+  /**
+   * A client asked for data of a process this server does not host.
+   *
+   * @param proc the target process
+   * @param info the client's directives plus {@code pmix.req.key} when a key was named
+   * @return the target's remote data as a concatenation of KVAL units (commands.md section 7.2)
+   */
+  default CompletionStage<byte[]> directModex(Proc proc, List<Info> info) {
+    return notSupported();
+  }
+
+  /** A client published data; {@code info} holds the data, its directives and {@code pmix.euid}. */
+  default CompletionStage<Void> publish(Proc proc, List<Info> info) {
+    return notSupported();
+  }
+
+  /**
+   * A client looked up published keys.
+   *
+   * @return the data found; a stage failed with {@code PMIX_ERR_NOT_FOUND} when none was
+   */
+  default CompletionStage<List<Value.PData>> lookup(Proc proc, List<String> keys, List<Info> info) {
+    return notSupported();
+  }
+
+  /** A client withdrew published keys (all of its keys when {@code keys} is empty). */
+  default CompletionStage<Void> unpublish(Proc proc, List<String> keys, List<Info> info) {
+    return notSupported();
+  }
+
+  /**
+   * A client raised an event for a range beyond this node.
+   *
+   * @param code the event
+   * @param source the process that raised it
+   * @param range the {@code pmix_data_range_t} code
+   * @param info the event's data
+   */
+  default CompletionStage<Void> notifyEvent(Status code, Proc source, int range, List<Info> info) {
+    return notSupported();
+  }
+
+  /** A client or tool asked a question the server cannot answer from its own data. */
+  default CompletionStage<List<Info>> query(Proc requester, List<Value.Query> queries) {
+    return notSupported();
+  }
+
+  /** A client logged data (directives include {@code pmix.log.source}). */
+  default CompletionStage<Void> log(Proc requester, List<Info> data, List<Info> directives) {
+    return notSupported();
+  }
+
+  /**
+   * A client asked to spawn a job.
+   *
+   * @return the namespace of the new job, registered with {@link PMIxServer#registerNspace}
+   *     before the stage completes
+   */
+  default CompletionStage<String> spawn(Proc requester, List<Info> jobInfo, List<Value.App> apps) {
+    return notSupported();
+  }
+
+  /**
+   * A tool or singleton connected (not yet routed to the host by this version: tools are
+   * refused).
+   *
+   * @return the identity the tool is to use
+   */
+  default CompletionStage<Proc> toolConnected(List<Info> info) {
+    return notSupported();
+  }
+}

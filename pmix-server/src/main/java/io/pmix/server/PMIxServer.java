@@ -1,0 +1,550 @@
+package io.pmix.server;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.ChannelGroupFuture;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.Future;
+import io.pmix.common.Info;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.internal.wire.ConnectRequestDecoder;
+import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameEncoder;
+import io.pmix.server.internal.PeerHandler;
+import io.pmix.server.internal.ServerCore;
+import java.lang.System.Logger.Level;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A PMIx server that unmodified OpenPMIx 4.2.2 clients can use: what a launcher or resource
+ * manager embeds to serve the processes it starts ({@code PMIx_server_*}).
+ *
+ * <p>Life cycle, in grpc's vocabulary: {@link #create} builds a server, {@link #start} binds its
+ * listener (TCP on 127.0.0.1, a kernel-chosen port), {@link #init} does both. {@link #shutdown}
+ * refuses new work, closes the listener, answers every pending client request with {@code
+ * PMIX_ERR_LOST_CONNECTION}, closes every connection, stops the progress thread and the host
+ * thread it owns; {@link #close} does that and waits. Calls before {@code start} answer {@code
+ * PMIX_ERR_INIT}, calls after {@code shutdown} {@code PMIX_ERR_NOT_AVAILABLE}, as
+ * {@code PMIx_server_register_nspace} specifies.
+ *
+ * <p>Threading: one progress thread (a single-threaded Netty event loop, epoll where available)
+ * owns all protocol state. Every method here may be called from any thread except the progress
+ * thread itself; the blocking forms wait for the progress thread and throw {@link
+ * IllegalStateException} if called on it, where waiting would deadlock. Asynchronous forms
+ * complete on the progress thread: keep their continuations short or move them elsewhere.
+ * Host upcalls run on the host executor (see {@link HostModule}).
+ *
+ * <p>Ownership: the {@link HostModule} and a host executor given in {@link ServerOptions} are
+ * borrowed; the event loop, the host thread created when no executor is given, and the socket
+ * owner lookup thread are owned and released by {@link #shutdown}. The server creates no files.
+ */
+public final class PMIxServer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(PMIxServer.class.getName());
+
+  /** The version string given to children as {@code PMIX_VERSION}. */
+  public static final String PMIX_VERSION = "4.2.2";
+
+  private enum State {
+    NEW,
+    RUNNING,
+    SHUTDOWN,
+    TERMINATED
+  }
+
+  private final HostModule host;
+  private final ServerOptions options;
+  private final CountDownLatch terminated = new CountDownLatch(1);
+
+  @GuardedBy("this")
+  private State state = State.NEW;
+
+  // Written once by start() under the lock, read afterwards; volatile for the readers.
+  private volatile @Nullable EventLoopGroup group;
+  private volatile @Nullable EventLoop loop;
+  private volatile @Nullable ServerCore core;
+  private volatile @Nullable Channel listener;
+  private volatile @Nullable String uri;
+  private volatile @Nullable ExecutorService ownedHostExecutor;
+  private volatile @Nullable ExecutorService ownerLookupExecutor;
+  /** Every accepted connection, handshaken or not, so shutdown can close them all. */
+  private volatile @Nullable ChannelGroup connections;
+
+  private PMIxServer(HostModule host, ServerOptions options) {
+    this.host = requireNonNull(host, "host");
+    this.options = requireNonNull(options, "options");
+  }
+
+  /** A server not yet listening; call {@link #start}. */
+  public static PMIxServer create(HostModule host, ServerOptions options) {
+    return new PMIxServer(host, options);
+  }
+
+  /**
+   * A started server ({@code PMIx_server_init}).
+   *
+   * @throws PmixException with {@code PMIX_ERR_INIT} if the listener cannot be opened
+   */
+  public static PMIxServer init(HostModule host, ServerOptions options) {
+    return create(host, options).start();
+  }
+
+  /**
+   * Starts the progress thread and binds the listener.
+   *
+   * @throws IllegalStateException if already started or shut down
+   * @throws PmixException with {@code PMIX_ERR_INIT} if the listener cannot be opened
+   */
+  @CanIgnoreReturnValue
+  public synchronized PMIxServer start() {
+    if (state != State.NEW) {
+      throw new IllegalStateException("server already " + state.name().toLowerCase());
+    }
+    boolean epoll = options.preferEpoll() && Epoll.isAvailable();
+    EventLoopGroup g =
+        new MultiThreadIoEventLoopGroup(
+            1,
+            new DefaultThreadFactory("pmix-progress", true),
+            epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+    EventLoop el = g.next();
+    Executor hostExec;
+    if (options.hostExecutor().isPresent()) {
+      hostExec = options.hostExecutor().get();
+    } else {
+      ExecutorService owned =
+          Executors.newSingleThreadExecutor(new DefaultThreadFactory("pmix-host", true));
+      ownedHostExecutor = owned;
+      hostExec = owned;
+    }
+    ExecutorService lookup = null;
+    if (!options.trustClaimedCredentials()) {
+      lookup = Executors.newSingleThreadExecutor(new DefaultThreadFactory("pmix-sockowner", true));
+      ownerLookupExecutor = lookup;
+    }
+    ServerCore c = new ServerCore(el, host, hostExec, options);
+    ChannelGroup all = new DefaultChannelGroup("pmix-connections", el);
+    Executor lookupExec = lookup;
+    Class<? extends ServerChannel> channelClass =
+        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    ServerBootstrap b =
+        new ServerBootstrap()
+            .group(g)
+            .channel(channelClass)
+            .option(ChannelOption.SO_BACKLOG, 4096)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childHandler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel ch) {
+                    all.add(ch);
+                    ch.pipeline()
+                        .addLast("connect", new ConnectRequestDecoder())
+                        .addLast("frames", new FrameDecoder(options.maxMessageSize()))
+                        .addLast("encoder", FrameEncoder.INSTANCE)
+                        .addLast("peer", new PeerHandler(c, options.handshakeTimeout(), lookupExec));
+                  }
+                });
+    Channel ch;
+    try {
+      ch = b.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).sync().channel();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      releaseResources(g);
+      throw new PmixException(Status.ERR_INIT, "interrupted while binding the listener", e);
+    } catch (RuntimeException e) {
+      releaseResources(g);
+      throw new PmixException(Status.ERR_INIT, "cannot open the listener: " + e.getMessage(), e);
+    }
+    InetSocketAddress bound = (InetSocketAddress) ch.localAddress();
+    group = g;
+    loop = el;
+    connections = all;
+    core = c;
+    listener = ch;
+    uri =
+        options.serverNspace()
+            + "."
+            + Integer.toUnsignedString(options.serverRank())
+            + ";tcp4://"
+            + bound.getAddress().getHostAddress()
+            + ":"
+            + bound.getPort();
+    state = State.RUNNING;
+    LOG.log(Level.DEBUG, "PMIx server listening at {0} ({1})", uri, epoll ? "epoll" : "nio");
+    return this;
+  }
+
+  private void releaseResources(EventLoopGroup g) {
+    Future<?> unused = g.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+    ExecutorService h = ownedHostExecutor;
+    if (h != null) {
+      h.shutdownNow();
+    }
+    ExecutorService l = ownerLookupExecutor;
+    if (l != null) {
+      l.shutdownNow();
+    }
+  }
+
+  /** The URI children connect to: {@code <nspace>.<rank>;tcp4://127.0.0.1:<port>}. */
+  public String uri() {
+    String u = uri;
+    if (u == null) {
+      throw new IllegalStateException("server not started");
+    }
+    return u;
+  }
+
+  /** The options this server runs with. */
+  public ServerOptions options() {
+    return options;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Namespaces and clients
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Registers a namespace and its job-level data, waiting for the progress thread.
+   *
+   * @param nspace the namespace, at most 255 bytes
+   * @param nlocalprocs how many of its processes will connect to this server
+   * @param infos the job-level data by realm (register-nspace.txt DIRECTIVES)
+   * @return {@code PMIX_OPERATION_SUCCEEDED} on success, {@code PMIX_ERR_INIT} before {@link
+   *     #start}, {@code PMIX_ERR_NOT_AVAILABLE} after {@link #shutdown}, else the error
+   */
+  public Status registerNspace(String nspace, int nlocalprocs, List<Info> infos) {
+    return blocking(registerNspaceAsync(nspace, nlocalprocs, infos));
+  }
+
+  /**
+   * Registers a namespace without waiting; the stage completes on the progress thread with
+   * {@code PMIX_SUCCESS} or the error. Before {@link #start} it is already complete with {@code
+   * PMIX_ERR_INIT}, after {@link #shutdown} with {@code PMIX_ERR_NOT_AVAILABLE}.
+   */
+  public CompletionStage<Status> registerNspaceAsync(
+      String nspace, int nlocalprocs, List<Info> infos) {
+    requireNonNull(nspace, "nspace");
+    List<Info> copy = List.copyOf(infos);
+    if (nlocalprocs < 0) {
+      throw new IllegalArgumentException("nlocalprocs < 0: " + nlocalprocs);
+    }
+    Proc unusedCheck = Proc.of(nspace, 0); // validates the name
+    return submit(c -> c.registerNspace(nspace, nlocalprocs, copy));
+  }
+
+  /**
+   * Registers a local client and the uid/gid it must present, waiting for the progress thread.
+   *
+   * @return {@code PMIX_OPERATION_SUCCEEDED}, or the status as for {@link #registerNspace}
+   */
+  public Status registerClient(Proc proc, int uid, int gid) {
+    return blocking(registerClientAsync(proc, uid, gid, null));
+  }
+
+  /**
+   * Registers a local client without waiting.
+   *
+   * @param hostObject an object handed back in the client's upcalls, or null
+   */
+  public CompletionStage<Status> registerClientAsync(
+      Proc proc, int uid, int gid, @Nullable Object hostObject) {
+    requireNonNull(proc, "proc");
+    return submit(c -> c.registerClient(proc, uid, gid, hostObject));
+  }
+
+  /** Deregisters a client: its connections are closed and its registration removed. */
+  public Status deregisterClient(Proc proc) {
+    requireNonNull(proc, "proc");
+    return blocking(submit(c -> c.deregisterClient(proc)));
+  }
+
+  /** Deregisters a namespace: every connection, registration and datum of it is released. */
+  public Status deregisterNspace(String nspace) {
+    requireNonNull(nspace, "nspace");
+    return blocking(submit(c -> c.deregisterNspace(nspace)));
+  }
+
+  /**
+   * The environment a child process needs to connect as {@code proc}
+   * ({@code PMIx_server_setup_fork}), in the order a 4.2.2 server sets it.
+   *
+   * @throws IllegalStateException before {@link #start} or after {@link #shutdown}
+   */
+  public Map<String, String> setupFork(Proc proc) {
+    requireNonNull(proc, "proc");
+    String u = uri;
+    synchronized (this) {
+      if (state != State.RUNNING || u == null) {
+        throw new IllegalStateException("server is " + state.name().toLowerCase());
+      }
+    }
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("PMIX_NAMESPACE", proc.nspace());
+    env.put("PMIX_RANK", Integer.toUnsignedString(proc.rank()));
+    // The variable's name selects the client's bfrops module; a 4.2.2 client takes URI41.
+    for (String v : new String[] {"PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+        "PMIX_SERVER_URI2", "PMIX_SERVER_URI21"}) {
+      env.put(v, u);
+    }
+    env.put("PMIX_SECURITY_MODE", options.allowNoneSecurity() ? "native,none" : "native");
+    env.put("PMIX_BFROP_BUFFER_TYPE", options.childBufferType().environmentValue());
+    // Only hash is served; without this a 5.0 client would pick shmem2 (transport.md 9.3).
+    env.put("PMIX_GDS_MODULE", "hash");
+    env.put("PMIX_SERVER_TMPDIR", options.tmpdir().toString());
+    env.put("PMIX_SYSTEM_TMPDIR", options.systemTmpdir().toString());
+    env.put("PMIX_HOSTNAME", options.hostname());
+    env.put("PMIX_VERSION", PMIX_VERSION);
+    return Collections.unmodifiableMap(env);
+  }
+
+  /**
+   * Delivers an event to the local clients registered for it ({@code PMIx_Notify_event} from the
+   * host, local delivery only).
+   *
+   * @param range the {@code pmix_data_range_t} code
+   */
+  public Status notifyEvent(Status code, Proc source, int range, List<Info> info) {
+    requireNonNull(code, "code");
+    requireNonNull(source, "source");
+    List<Info> copy = List.copyOf(info);
+    return blocking(submit(c -> c.notifyLocal(code, source, range, copy, null)));
+  }
+
+  /**
+   * A snapshot of the peers, namespaces and ranks, taken on the progress thread.
+   *
+   * @throws IllegalStateException if the server is not running
+   */
+  public ServerSnapshot snapshot() {
+    CompletableFuture<ServerSnapshot> f = new CompletableFuture<>();
+    EventLoop el = loop;
+    ServerCore c = core;
+    if (el == null || c == null || isShutdown()) {
+      throw new IllegalStateException("server not running");
+    }
+    if (el.inEventLoop()) {
+      return c.snapshot();
+    }
+    try {
+      el.execute(() -> f.complete(c.snapshot()));
+    } catch (RejectedExecutionException e) {
+      throw new IllegalStateException("server not running", e);
+    }
+    return f.join();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Shutdown
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Begins an orderly shutdown and returns at once: refuse new work, close the listener, answer
+   * pending client requests with {@code PMIX_ERR_LOST_CONNECTION}, close every connection, stop
+   * the progress thread, then the threads the server owns. Idempotent.
+   */
+  public void shutdown() {
+    EventLoop el;
+    synchronized (this) {
+      if (state == State.NEW) {
+        state = State.TERMINATED;
+        terminated.countDown();
+        return;
+      }
+      if (state != State.RUNNING) {
+        return;
+      }
+      state = State.SHUTDOWN;
+      el = loop;
+    }
+    ServerCore c = requireNonNull(core);
+    EventLoopGroup g = requireNonNull(group);
+    Channel l = requireNonNull(listener);
+    ChannelGroup all = requireNonNull(connections);
+    requireNonNull(el)
+        .execute(
+            () -> {
+              ChannelFuture lf = l.close();
+              List<ChannelFuture> closes = c.shutdown(Status.ERR_LOST_CONNECTION);
+              // Connections that never completed a handshake are not peers: close them too.
+              ChannelGroupFuture rest = all.close();
+              CompletableFuture<?>[] waits = new CompletableFuture<?>[closes.size() + 2];
+              waits[0] = toCompletable(lf);
+              CompletableFuture<Void> restDone = new CompletableFuture<>();
+              rest.addListener(x -> restDone.complete(null));
+              waits[1] = restDone;
+              for (int i = 0; i < closes.size(); i++) {
+                waits[i + 2] = toCompletable(closes.get(i));
+              }
+              CompletableFuture<Void> unused = CompletableFuture.allOf(waits)
+                  .whenComplete(
+                      (v, e) -> {
+                        Future<?> stop = g.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+                        stop.addListener(f -> finishTermination());
+                      });
+            });
+  }
+
+  private static CompletableFuture<Void> toCompletable(ChannelFuture f) {
+    CompletableFuture<Void> c = new CompletableFuture<>();
+    f.addListener(x -> c.complete(null));
+    return c;
+  }
+
+  private void finishTermination() {
+    ExecutorService h = ownedHostExecutor;
+    if (h != null) {
+      h.shutdown();
+    }
+    ExecutorService l = ownerLookupExecutor;
+    if (l != null) {
+      l.shutdownNow();
+    }
+    synchronized (this) {
+      state = State.TERMINATED;
+    }
+    terminated.countDown();
+  }
+
+  /** Whether {@link #shutdown} has been called. */
+  public synchronized boolean isShutdown() {
+    return state == State.SHUTDOWN || state == State.TERMINATED;
+  }
+
+  /** Whether shutdown has finished: every connection closed and the progress thread stopped. */
+  public boolean isTerminated() {
+    return terminated.getCount() == 0;
+  }
+
+  /** Waits up to {@code timeout} for termination; true if terminated. */
+  public boolean awaitTermination(Duration timeout) throws InterruptedException {
+    return terminated.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Shuts down and waits (up to 30 seconds) until terminated ({@code PMIx_server_finalize}).
+   *
+   * @throws IllegalStateException if called on the progress thread
+   */
+  @Override
+  public void close() {
+    EventLoop el = loop;
+    if (el != null && el.inEventLoop()) {
+      throw new IllegalStateException("close() on the progress thread would deadlock");
+    }
+    shutdown();
+    try {
+      if (!awaitTermination(Duration.ofSeconds(30))) {
+        LOG.log(Level.WARNING, "PMIx server did not terminate within 30 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private interface CoreCall {
+    Status run(ServerCore core);
+  }
+
+  /** Hands {@code call} to the progress thread; the stage completes there. */
+  private CompletionStage<Status> submit(CoreCall call) {
+    State s;
+    synchronized (this) {
+      s = state;
+    }
+    if (s == State.NEW) {
+      return CompletableFuture.completedFuture(Status.ERR_INIT);
+    }
+    if (s != State.RUNNING) {
+      return CompletableFuture.completedFuture(Status.ERR_NOT_AVAILABLE);
+    }
+    EventLoop el = requireNonNull(loop);
+    ServerCore c = requireNonNull(core);
+    CompletableFuture<Status> f = new CompletableFuture<>();
+    Runnable task =
+        () -> {
+          try {
+            f.complete(call.run(c));
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "server operation failed", e);
+            f.complete(Status.ERROR);
+          }
+        };
+    try {
+      el.execute(task);
+    } catch (RejectedExecutionException e) {
+      f.complete(Status.ERR_NOT_AVAILABLE);
+    }
+    return f;
+  }
+
+  /** Waits for an operation; success becomes OPERATION_SUCCEEDED, as the blocking C forms do. */
+  private Status blocking(CompletionStage<Status> stage) {
+    EventLoop el = loop;
+    if (el != null && el.inEventLoop()) {
+      throw new IllegalStateException("a blocking call on the progress thread would deadlock");
+    }
+    Status s;
+    try {
+      s = waitFor(stage.toCompletableFuture());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    return s.isSuccess() ? Status.OPERATION_SUCCEEDED : s;
+  }
+
+  private Status waitFor(CompletableFuture<Status> f) throws InterruptedException {
+    // The progress thread may stop while we wait: then the task may never run.
+    while (true) {
+      try {
+        return f.get(100, TimeUnit.MILLISECONDS);
+      } catch (TimeoutException e) {
+        if (isTerminated() && !f.isDone()) {
+          return Status.ERR_NOT_AVAILABLE;
+        }
+      } catch (ExecutionException e) {
+        return Status.ERROR;
+      }
+    }
+  }
+}

@@ -1,0 +1,275 @@
+package io.pmix.server;
+
+import static com.google.common.base.Preconditions.checkArgument;
+import static java.util.Objects.requireNonNull;
+
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
+import io.pmix.common.codec.BufferType;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Settings of a {@link PMIxServer}. Immutable; build one with {@link #builder()}.
+ *
+ * <p>Ownership: a {@link Builder#hostExecutor host executor} handed in is borrowed, never shut
+ * down by the server; when none is given the server creates a single host thread and owns it.
+ */
+public final class ServerOptions {
+  private final String serverNspace;
+  private final int serverRank;
+  private final Duration handshakeTimeout;
+  private final int maxMessageSize;
+  private final boolean trustClaimedCredentials;
+  private final boolean allowNoneSecurity;
+  private final @Nullable Executor hostExecutor;
+  private final String hostname;
+  private final Path tmpdir;
+  private final Path systemTmpdir;
+  private final BufferType childBufferType;
+  private final boolean preferEpoll;
+
+  private ServerOptions(Builder b) {
+    this.serverNspace = b.serverNspace;
+    this.serverRank = b.serverRank;
+    this.handshakeTimeout = b.handshakeTimeout;
+    this.maxMessageSize = b.maxMessageSize;
+    this.trustClaimedCredentials = b.trustClaimedCredentials;
+    this.allowNoneSecurity = b.allowNoneSecurity;
+    this.hostExecutor = b.hostExecutor;
+    this.hostname = b.hostname != null ? b.hostname : defaultHostname();
+    this.tmpdir = b.tmpdir != null ? b.tmpdir : defaultTmpdir();
+    this.systemTmpdir = b.systemTmpdir != null ? b.systemTmpdir : this.tmpdir;
+    this.childBufferType = b.childBufferType;
+    this.preferEpoll = b.preferEpoll;
+  }
+
+  /** A builder with the defaults. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The defaults: see {@link Builder}. */
+  public static ServerOptions defaults() {
+    return builder().build();
+  }
+
+  /** The server's own namespace, published in its URI. */
+  public String serverNspace() {
+    return serverNspace;
+  }
+
+  /** The server's own rank (by default this process's pid, as OpenPMIx does). */
+  public int serverRank() {
+    return serverRank;
+  }
+
+  /** How long a new connection may take to send its connect request before it is closed. */
+  public Duration handshakeTimeout() {
+    return handshakeTimeout;
+  }
+
+  /** The largest message payload accepted from a peer; a larger one drops the connection. */
+  public int maxMessageSize() {
+    return maxMessageSize;
+  }
+
+  /**
+   * Whether a client's claimed uid/gid are believed without asking the kernel who owns its socket
+   * (OpenPMIx's behaviour over TCP).
+   */
+  public boolean trustClaimedCredentials() {
+    return trustClaimedCredentials;
+  }
+
+  /** Whether clients may connect with the {@code none} security module. */
+  public boolean allowNoneSecurity() {
+    return allowNoneSecurity;
+  }
+
+  /** The executor host upcalls run on, if the host provided one. */
+  public Optional<Executor> hostExecutor() {
+    return Optional.ofNullable(hostExecutor);
+  }
+
+  /** The name of this node, as children see it ({@code PMIX_HOSTNAME}) and job data names it. */
+  public String hostname() {
+    return hostname;
+  }
+
+  /** The session temporary directory given to children ({@code PMIX_SERVER_TMPDIR}). */
+  public Path tmpdir() {
+    return tmpdir;
+  }
+
+  /** The system temporary directory given to children ({@code PMIX_SYSTEM_TMPDIR}). */
+  public Path systemTmpdir() {
+    return systemTmpdir;
+  }
+
+  /** The buffer type children are told to use ({@code PMIX_BFROP_BUFFER_TYPE}). */
+  public BufferType childBufferType() {
+    return childBufferType;
+  }
+
+  /** Whether the native epoll transport is used when available (NIO otherwise). */
+  public boolean preferEpoll() {
+    return preferEpoll;
+  }
+
+  private static String defaultHostname() {
+    String env = System.getenv("PMIX_HOSTNAME");
+    if (env != null && !env.isEmpty()) {
+      return env;
+    }
+    try {
+      String h = InetAddress.getLocalHost().getHostName();
+      // OpenPMIx strips the domain unless told to keep the FQDN.
+      int dot = h.indexOf('.');
+      return dot > 0 && !Character.isDigit(h.charAt(0)) ? h.substring(0, dot) : h;
+    } catch (UnknownHostException e) {
+      return "localhost";
+    }
+  }
+
+  private static Path defaultTmpdir() {
+    for (String v : new String[] {"TMPDIR", "TEMP", "TMP"}) {
+      String s = System.getenv(v);
+      if (s != null && !s.isEmpty()) {
+        return Paths.get(s);
+      }
+    }
+    return Paths.get(System.getProperty("java.io.tmpdir", "/tmp"));
+  }
+
+  /**
+   * Builds {@link ServerOptions}. Defaults: nspace {@code pmix-server}, rank = this pid, handshake
+   * timeout 10 s, max message 64 MiB, claimed credentials checked against the kernel, security
+   * {@code native} only, a server-owned host thread, hostname from {@code PMIX_HOSTNAME} or the
+   * system (domain stripped), tmpdirs from {@code $TMPDIR} (else {@code java.io.tmpdir}),
+   * NON_DESC buffers, epoll when available. Not thread-safe.
+   */
+  public static final class Builder {
+    private String serverNspace = "pmix-server";
+    private int serverRank = (int) ProcessHandle.current().pid();
+    private Duration handshakeTimeout = Duration.ofSeconds(10);
+    private int maxMessageSize = 64 << 20;
+    private boolean trustClaimedCredentials;
+    private boolean allowNoneSecurity;
+    private @Nullable Executor hostExecutor;
+    private @Nullable String hostname;
+    private @Nullable Path tmpdir;
+    private @Nullable Path systemTmpdir;
+    private BufferType childBufferType = BufferType.NON_DESC;
+    private boolean preferEpoll = true;
+
+    private Builder() {}
+
+    /**
+     * The server's namespace. It must not contain a dot: a C tool handed the URI splits the
+     * namespace from the rank at the first dot (transport.md section 3.2).
+     */
+    @CanIgnoreReturnValue
+    public Builder serverNspace(String nspace) {
+      requireNonNull(nspace, "nspace");
+      checkArgument(!nspace.isEmpty() && nspace.indexOf('.') < 0 && nspace.indexOf(';') < 0,
+          "server nspace must be non-empty and contain no '.' or ';': %s", nspace);
+      this.serverNspace = nspace;
+      return this;
+    }
+
+    /** The server's rank. */
+    @CanIgnoreReturnValue
+    public Builder serverRank(int rank) {
+      this.serverRank = rank;
+      return this;
+    }
+
+    /** How long a connection may take to send its connect request (positive). */
+    @CanIgnoreReturnValue
+    public Builder handshakeTimeout(Duration timeout) {
+      checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+      this.handshakeTimeout = timeout;
+      return this;
+    }
+
+    /** The largest payload accepted from a peer, in bytes (positive). */
+    @CanIgnoreReturnValue
+    public Builder maxMessageSize(int bytes) {
+      checkArgument(bytes > 0, "maxMessageSize must be positive");
+      this.maxMessageSize = bytes;
+      return this;
+    }
+
+    /**
+     * Believe a client's claimed uid/gid without checking the kernel's owner of its socket, as
+     * OpenPMIx does over TCP. Off by default.
+     */
+    @CanIgnoreReturnValue
+    public Builder trustClaimedCredentials(boolean trust) {
+      this.trustClaimedCredentials = trust;
+      return this;
+    }
+
+    /** Accept the {@code none} security module and advertise it to children. Off by default. */
+    @CanIgnoreReturnValue
+    public Builder allowNoneSecurity(boolean allow) {
+      this.allowNoneSecurity = allow;
+      return this;
+    }
+
+    /** Run host upcalls on this executor; borrowed, never shut down by the server. */
+    @CanIgnoreReturnValue
+    public Builder hostExecutor(Executor executor) {
+      this.hostExecutor = requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /** This node's name. */
+    @CanIgnoreReturnValue
+    public Builder hostname(String name) {
+      requireNonNull(name, "name");
+      checkArgument(!name.isEmpty(), "empty hostname");
+      this.hostname = name;
+      return this;
+    }
+
+    /** The session temporary directory children are told about (not created by the server). */
+    @CanIgnoreReturnValue
+    public Builder tmpdir(Path dir) {
+      this.tmpdir = requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /** The system temporary directory children are told about (not created by the server). */
+    @CanIgnoreReturnValue
+    public Builder systemTmpdir(Path dir) {
+      this.systemTmpdir = requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /** The buffer type children are told to use. */
+    @CanIgnoreReturnValue
+    public Builder childBufferType(BufferType type) {
+      this.childBufferType = requireNonNull(type, "type");
+      return this;
+    }
+
+    /** Use the native epoll transport when available (default true). */
+    @CanIgnoreReturnValue
+    public Builder preferEpoll(boolean prefer) {
+      this.preferEpoll = prefer;
+      return this;
+    }
+
+    /** The options. */
+    public ServerOptions build() {
+      return new ServerOptions(this);
+    }
+  }
+}

@@ -1,0 +1,155 @@
+package io.pmix.server.internal;
+
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.Frame;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The last inbound handler of an accepted connection: enforces the handshake timeout, starts the
+ * socket-owner lookup as soon as the connection exists, hands the connect request to the core
+ * once both are known, then routes frames and the close to the core. Any decoder failure closes
+ * the connection (a malformed or oversized message leaves the stream unframeable). One instance
+ * per channel; runs on the progress thread.
+ */
+public final class PeerHandler extends ChannelInboundHandlerAdapter {
+  private static final System.Logger LOG = System.getLogger(PeerHandler.class.getName());
+
+  private final ServerCore core;
+  private final Duration handshakeTimeout;
+  private final @Nullable Executor ownerLookupExecutor;
+  private final SocketOwner socketOwner;
+  private @Nullable Object peer;
+  private boolean handshakeSeen;
+  private @Nullable ScheduledFuture<?> timer;
+  private CompletableFuture<OptionalInt> ownerUid = CompletableFuture.completedFuture(OptionalInt.empty());
+
+  /**
+   * A handler for one connection.
+   *
+   * @param ownerLookupExecutor where the kernel socket tables are read, or null to trust claimed
+   *     credentials and skip the lookup
+   */
+  public PeerHandler(ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor) {
+    this(core, handshakeTimeout, ownerLookupExecutor, new SocketOwner());
+  }
+
+  PeerHandler(
+      ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor,
+      SocketOwner socketOwner) {
+    this.core = core;
+    this.handshakeTimeout = handshakeTimeout;
+    this.ownerLookupExecutor = ownerLookupExecutor;
+    this.socketOwner = socketOwner;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    timer =
+        ctx.executor()
+            .schedule(
+                () -> {
+                  if (!handshakeSeen) {
+                    LOG.log(Level.INFO, "no connect request within {0}; closing {1}",
+                        handshakeTimeout, ctx.channel());
+                    ChannelFuture unused = ctx.close();
+                  }
+                },
+                handshakeTimeout.toNanos(),
+                TimeUnit.NANOSECONDS);
+    SocketAddress remote = ctx.channel().remoteAddress();
+    SocketAddress local = ctx.channel().localAddress();
+    if (ownerLookupExecutor != null
+        && remote instanceof InetSocketAddress r
+        && local instanceof InetSocketAddress l) {
+      try {
+        // Reading /proc is blocking file I/O: keep it off the progress thread.
+        ownerUid = CompletableFuture.supplyAsync(() -> socketOwner.ownerUid(r, l), ownerLookupExecutor);
+      } catch (RejectedExecutionException e) {
+        ownerUid = CompletableFuture.completedFuture(OptionalInt.empty());
+      }
+    }
+    ctx.fireChannelActive();
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof ConnectRequest req) {
+      handshakeSeen = true;
+      cancelTimer();
+      if (ownerUid.isDone()) {
+        decide(ctx, req, ownerUid.getNow(OptionalInt.empty()));
+      } else {
+        CompletableFuture<OptionalInt> unused = ownerUid.whenComplete(
+            (uid, e) -> {
+              OptionalInt u = uid == null ? OptionalInt.empty() : uid;
+              try {
+                ctx.executor().execute(() -> decide(ctx, req, u));
+              } catch (RejectedExecutionException ex) {
+                // Server stopping: the channel is closed with everything else.
+              }
+            });
+      }
+      return;
+    }
+    if (msg instanceof Frame frame) {
+      if (peer == null) {
+        // A frame before the handshake was answered: C connectors never do this.
+        frame.release();
+        ChannelFuture unused = ctx.close();
+        return;
+      }
+      core.frame(peer, frame);
+      return;
+    }
+    ReferenceCountUtil.release(msg);
+  }
+
+  private void decide(ChannelHandlerContext ctx, ConnectRequest req, OptionalInt uid) {
+    if (!ctx.channel().isActive()) {
+      return;
+    }
+    Optional<Object> accepted = core.accept(ctx.channel(), req, uid);
+    if (accepted.isPresent()) {
+      peer = accepted.get();
+    } else {
+      ChannelFuture unused = ctx.close();
+    }
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    cancelTimer();
+    if (peer != null) {
+      core.closed(peer);
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    LOG.log(Level.INFO, "closing " + ctx.channel() + ": " + cause.getMessage());
+    ChannelFuture unused = ctx.close();
+  }
+
+  private void cancelTimer() {
+    if (timer != null) {
+      boolean unused = timer.cancel(false);
+      timer = null;
+    }
+  }
+}

@@ -1,0 +1,1796 @@
+package io.pmix.server.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.EventLoop;
+import io.pmix.common.DataType;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.codec.BufferType;
+import io.pmix.common.codec.CodecLimits;
+import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.wire.ClientReply;
+import io.pmix.common.internal.wire.Command;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.Frame;
+import io.pmix.common.internal.wire.NativeCredential;
+import io.pmix.common.internal.wire.PeerId;
+import io.pmix.common.internal.wire.ReplyLayout;
+import io.pmix.common.internal.wire.Tags;
+import io.pmix.common.internal.wire.ToolReply;
+import io.pmix.server.HostModule;
+import io.pmix.server.ServerOptions;
+import io.pmix.server.ServerSnapshot;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The server's protocol state and logic, owned by the progress thread: the peer slot array, the
+ * namespaces and their ranks, fence trackers, parked GETs and direct-modex requests, and the
+ * command handlers. Every method must be called on {@link #loop()}; host upcalls leave through
+ * {@link #callHost} and come back through the loop. Not thread-safe by design: confinement to one
+ * thread is what keeps the lifecycle rules enforceable.
+ */
+public final class ServerCore {
+  private static final System.Logger LOG = System.getLogger(ServerCore.class.getName());
+
+  /** The GETNB wait for a local target's commit when the caller gave no timeout (as 4.2.2). */
+  static final int DEFAULT_LOCAL_GET_TIMEOUT_SECONDS = 2;
+
+  private static final int SCOPE_LOCAL = 1;
+  private static final int SCOPE_REMOTE = 2;
+  private static final int SCOPE_GLOBAL = 3;
+  private static final int RANGE_LOCAL = 2;
+  private static final int RANGE_NAMESPACE = 3;
+  private static final int RANGE_PROC_LOCAL = 8;
+
+  private final EventLoop loop;
+  private final HostModule host;
+  private final Executor hostExecutor;
+  private final ServerOptions options;
+  private final CodecLimits limits;
+
+  /** Slot array: a peer's index is its position; null marks a free slot. */
+  private final List<@Nullable Peer> peers = new ArrayList<>();
+
+  private final Map<String, Namespace> namespaces = new LinkedHashMap<>();
+  private final List<FenceTracker> trackers = new ArrayList<>();
+  /** GETs waiting for a local target's commit (or registration), by target. */
+  private final Map<Proc, List<PendingGet>> localWaits = new HashMap<>();
+  /** GETs waiting for the host's direct modex, by target; a key exists while the upcall runs. */
+  private final Map<Proc, List<PendingGet>> dmodexWaits = new HashMap<>();
+
+  private boolean stopping;
+
+  /**
+   * A core for one server.
+   *
+   * @param loop the progress thread
+   * @param host the host's upcalls
+   * @param hostExecutor where upcalls run
+   * @param options the server's options
+   */
+  public ServerCore(EventLoop loop, HostModule host, Executor hostExecutor, ServerOptions options) {
+    this.loop = requireNonNull(loop, "loop");
+    this.host = requireNonNull(host, "host");
+    this.hostExecutor = requireNonNull(hostExecutor, "hostExecutor");
+    this.options = requireNonNull(options, "options");
+    this.limits = CodecLimits.DEFAULT.withMaxStringBytes(options.maxMessageSize());
+  }
+
+  /** The progress thread. */
+  public EventLoop loop() {
+    return loop;
+  }
+
+  private void checkLoop() {
+    if (!loop.inEventLoop()) {
+      throw new IllegalStateException("ServerCore used off its progress thread");
+    }
+  }
+
+  // ============================================================================================
+  // Host-facing API (called on the progress thread by PMIxServer)
+  // ============================================================================================
+
+  /** Registers (or re-registers) a namespace; SUCCESS or the reason it was refused. */
+  public Status registerNspace(String nspace, int nlocalprocs, List<Info> infos) {
+    checkLoop();
+    if (stopping) {
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    Namespace ns = namespaces.get(nspace);
+    boolean created = ns == null;
+    if (created) {
+      ns = new Namespace(nspace);
+    }
+    Namespace target = ns;
+    int oldLocal = target.nlocalprocs;
+    boolean oldRegistered = target.registered;
+    List<Info> oldInfos = target.infos;
+    target.registered = true;
+    target.nlocalprocs = nlocalprocs;
+    target.registeredNlocalprocs = nlocalprocs;
+    target.infos = List.copyOf(infos);
+    target.invalidate();
+    try {
+      // Build now so a malformed registration is refused here, not at the first client's REQ.
+      JobData unused = target.jobData(options.hostname());
+    } catch (PmixException e) {
+      target.registered = oldRegistered;
+      target.nlocalprocs = oldLocal;
+      target.registeredNlocalprocs = oldLocal;
+      target.infos = oldInfos;
+      target.invalidate();
+      return e.status();
+    } catch (RuntimeException e) {
+      target.registered = oldRegistered;
+      target.nlocalprocs = oldLocal;
+      target.registeredNlocalprocs = oldLocal;
+      target.infos = oldInfos;
+      target.invalidate();
+      return Status.ERR_BAD_PARAM;
+    }
+    if (created) {
+      namespaces.put(nspace, target);
+    }
+    registrationChanged(target);
+    return Status.SUCCESS;
+  }
+
+  /** Registers a local client; creates a placeholder namespace if needed (register-nspace NOTES). */
+  public Status registerClient(Proc proc, int uid, int gid, @Nullable Object hostObject) {
+    checkLoop();
+    if (stopping) {
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    if (proc.isSpecialRank()) {
+      return Status.ERR_BAD_PARAM;
+    }
+    Namespace ns = namespaces.computeIfAbsent(proc.nspace(), Namespace::new);
+    RankInfo old = ns.ranks.get(proc.rank());
+    RankInfo info = new RankInfo(proc.rank(), uid, gid, hostObject);
+    if (old != null) {
+      // Re-registration keeps the live accounting of the rank.
+      info.peerIndex = old.peerIndex;
+      info.procCount = old.procCount;
+    }
+    ns.ranks.put(proc.rank(), info);
+    ns.invalidate();
+    registrationChanged(ns);
+    return Status.SUCCESS;
+  }
+
+  /** Deregisters a client: its peers are released and its registration removed. */
+  public Status deregisterClient(Proc proc) {
+    checkLoop();
+    Namespace ns = namespaces.get(proc.nspace());
+    if (ns == null || !ns.ranks.containsKey(proc.rank())) {
+      return Status.ERR_NOT_FOUND;
+    }
+    RankInfo info = ns.ranks.get(proc.rank());
+    for (Peer p : peersOf(ns)) {
+      if (p.info == info) {
+        releasePeer(p);
+      }
+    }
+    ns.ranks.remove(proc.rank());
+    ns.invalidate();
+    return Status.SUCCESS;
+  }
+
+  /** Deregisters a namespace: every peer, registration and datum of it is released. */
+  public Status deregisterNspace(String nspace) {
+    checkLoop();
+    Namespace ns = namespaces.get(nspace);
+    if (ns == null) {
+      return Status.ERR_NOT_FOUND;
+    }
+    for (Peer p : peersOf(ns)) {
+      releasePeer(p);
+    }
+    // Requests waiting on this namespace's processes can no longer be satisfied.
+    for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
+      for (Iterator<Map.Entry<Proc, List<PendingGet>>> it = waits.entrySet().iterator();
+          it.hasNext(); ) {
+        Map.Entry<Proc, List<PendingGet>> e = it.next();
+        if (e.getKey().nspace().equals(nspace)) {
+          for (PendingGet g : e.getValue()) {
+            finishGet(g, Status.ERR_NOT_FOUND);
+          }
+          it.remove();
+        }
+      }
+    }
+    namespaces.remove(nspace);
+    return Status.SUCCESS;
+  }
+
+  /** A copy of the bookkeeping. */
+  public ServerSnapshot snapshot() {
+    checkLoop();
+    List<ServerSnapshot.PeerView> pv = new ArrayList<>();
+    for (Peer p : peers) {
+      if (p != null) {
+        pv.add(new ServerSnapshot.PeerView(p.index, p.ns.name, p.info.rank, p.role, p.state));
+      }
+    }
+    Map<String, ServerSnapshot.NamespaceView> nv = new LinkedHashMap<>();
+    for (Namespace ns : namespaces.values()) {
+      Map<Integer, ServerSnapshot.RankView> rv = new LinkedHashMap<>();
+      for (RankInfo r : ns.ranks.values()) {
+        rv.put(r.rank, new ServerSnapshot.RankView(r.rank, r.uid, r.gid, r.procCount, r.peerIndex));
+      }
+      nv.put(
+          ns.name,
+          new ServerSnapshot.NamespaceView(ns.name, ns.registered, ns.nlocalprocs, ns.nfinalized, rv));
+    }
+    return new ServerSnapshot(pv, nv);
+  }
+
+  /**
+   * Pushes an event to the local clients registered for it (tag-0 NOTIFY), as the host's {@code
+   * PMIx_Notify_event} does for local delivery.
+   */
+  public Status notifyLocal(Status code, Proc source, int range, List<Info> info, @Nullable Peer except) {
+    checkLoop();
+    if (stopping) {
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    for (Peer p : peers) {
+      if (p == null || p == except || p.closed || p.finalized()) {
+        continue;
+      }
+      if (!(p.defaultEvents || p.eventCodes.contains(code.code()))) {
+        continue;
+      }
+      if (range == RANGE_NAMESPACE && !p.ns.name.equals(source.nspace())) {
+        continue;
+      }
+      send(
+          p,
+          Tags.NOTIFY,
+          w -> {
+            w.packByteEnum(DataType.COMMAND, Command.NOTIFY.code());
+            w.packStatus(code);
+            w.packProc(source);
+            w.packSize(info.size());
+            if (!info.isEmpty()) {
+              w.packInfos(info);
+            }
+            w.packByteEnum(DataType.DATA_RANGE, range);
+          });
+    }
+    return Status.SUCCESS;
+  }
+
+  /**
+   * Stops serving: pending requests are answered with {@code status}, trackers and parked GETs
+   * are dropped, and every connection is closed. The listener is the caller's to close first.
+   */
+  public List<ChannelFuture> shutdown(Status status) {
+    checkLoop();
+    stopping = true;
+    for (FenceTracker t : new ArrayList<>(trackers)) {
+      completeFence(t, status);
+    }
+    for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
+      for (List<PendingGet> l : waits.values()) {
+        for (PendingGet g : l) {
+          finishGet(g, status);
+        }
+      }
+      waits.clear();
+    }
+    List<ChannelFuture> closes = new ArrayList<>();
+    for (Peer p : peers) {
+      if (p != null && !p.closed) {
+        p.closed = true;
+        closes.add(p.channel.close());
+      }
+    }
+    return closes;
+  }
+
+  // ============================================================================================
+  // Connection handling
+  // ============================================================================================
+
+  /**
+   * Decides a connect request. Accepts by writing the reply and returning the new peer; rejects
+   * by returning empty, after which the caller closes the socket without a byte (the only
+   * rejection every C connector understands, transport.md section 7.1).
+   *
+   * @param kernelUid the uid owning the client's socket, if known
+   */
+  public Optional<Object> accept(Channel ch, ConnectRequest req, OptionalInt kernelUid) {
+    checkLoop();
+    if (stopping) {
+      return reject(req, "server is stopping");
+    }
+    int[] claimed;
+    if (req.psecModule().equals(NativeCredential.MODULE)) {
+      NativeCredential cred;
+      try {
+        cred = NativeCredential.fromBytes(req.credential());
+      } catch (PmixException e) {
+        return reject(req, e.getMessage());
+      }
+      claimed = new int[] {cred.uid(), cred.gid()};
+    } else if (req.psecModule().equals("none") && options.allowNoneSecurity()) {
+      claimed = null;
+    } else {
+      return reject(req, "security module " + req.psecModule() + " not offered");
+    }
+    if (!req.bfropsModule().equals("v41") && !req.bfropsModule().equals("v4")) {
+      return reject(req, "bfrops module " + req.bfropsModule() + " not supported");
+    }
+    BufferType bt;
+    try {
+      bt = BufferType.fromCode(req.bufferType());
+    } catch (PmixException e) {
+      return reject(req, "buffer type " + req.bufferType());
+    }
+    WireFormat format = WireFormat.of(bt);
+    if (req.kind() == ConnectorKind.SIMPLE_CLIENT) {
+      if (!req.gdsModule().equals("hash")) {
+        return reject(req, "gds module " + req.gdsModule() + " (only hash is served)");
+      }
+      return acceptClient(ch, req, claimed, kernelUid, format, ServerSnapshot.Role.CLIENT, true);
+    }
+    if (req.kind() == ConnectorKind.SINGLETON_CLIENT) {
+      if (ReplyLayout.forConnector(req.kind(), req.version()) == ReplyLayout.CLIENT) {
+        return acceptClient(ch, req, claimed, kernelUid, format, ServerSnapshot.Role.SINGLETON, true);
+      }
+      return acceptSingletonToolLayout(ch, req, claimed, kernelUid, format);
+    }
+    return reject(req, "tools and launchers are not supported yet");
+  }
+
+  private Optional<Object> reject(ConnectRequest req, String why) {
+    LOG.log(Level.INFO, "refusing connection {0}: {1}", req, why);
+    return Optional.empty();
+  }
+
+  /** major.minor.release as C reads them (strtoul, skipping one character after each). */
+  static int[] parseVersion(String version) {
+    int[] out = new int[3];
+    int i = 0;
+    for (int part = 0; part < 3 && i < version.length(); part++) {
+      int start = i;
+      while (i < version.length() && Character.isDigit(version.charAt(i))) {
+        i++;
+      }
+      if (i == start) {
+        break;
+      }
+      try {
+        out[part] = Integer.parseInt(version.substring(start, i));
+      } catch (NumberFormatException e) {
+        break;
+      }
+      i++;
+    }
+    return out;
+  }
+
+  private Optional<Object> acceptClient(
+      Channel ch,
+      ConnectRequest req,
+      int @Nullable [] claimed,
+      OptionalInt kernelUid,
+      WireFormat format,
+      ServerSnapshot.Role role,
+      boolean clientReply) {
+    String nspace = req.nspace().orElseThrow();
+    int rank = req.rank().orElseThrow();
+    Namespace ns = namespaces.get(nspace);
+    if (ns == null) {
+      return reject(req, "namespace " + nspace + " is not registered");
+    }
+    RankInfo info = ns.ranks.get(rank);
+    if (info == null) {
+      return reject(req, "rank " + Integer.toUnsignedString(rank) + " of " + nspace + " is not registered");
+    }
+    if (claimed != null && (claimed[0] != info.uid || claimed[1] != info.gid)) {
+      return reject(
+          req,
+          "credential uid/gid "
+              + Integer.toUnsignedString(claimed[0])
+              + "/"
+              + Integer.toUnsignedString(claimed[1])
+              + " differ from the registration "
+              + Integer.toUnsignedString(info.uid)
+              + "/"
+              + Integer.toUnsignedString(info.gid));
+    }
+    if (req.euid().isPresent()
+        && (req.euid().getAsInt() != info.uid || req.egid().getAsInt() != info.gid)) {
+      return reject(req, "identity block uid/gid differ from the registration");
+    }
+    if (!options.trustClaimedCredentials()) {
+      if (kernelUid.isEmpty()) {
+        return reject(req, "the owner of the client's socket could not be determined");
+      }
+      if (kernelUid.getAsInt() != info.uid) {
+        return reject(
+            req,
+            "the client's socket belongs to uid "
+                + Integer.toUnsignedString(kernelUid.getAsInt())
+                + ", registered uid is "
+                + Integer.toUnsignedString(info.uid));
+      }
+    }
+    Peer peer = attach(ch, ns, info, role, format, req.version());
+    ByteBuf reply = ch.alloc().buffer(ClientReply.LENGTH);
+    if (clientReply) {
+      ClientReply.accepted(peer.index).encode(reply);
+    }
+    ChannelFuture unused = ch.writeAndFlush(reply);
+    if (role == ServerSnapshot.Role.CLIENT) {
+      Object hostObject = info.hostObject;
+      callHost(
+          () -> host.clientConnected(peer.proc, hostObject),
+          (v, failure) -> {
+            if (failure != null && !failure.equals(Status.ERR_NOT_SUPPORTED) && !peer.closed) {
+              LOG.log(Level.INFO, "host refused {0}: {1}", peer, failure);
+              ChannelFuture unused2 = peer.channel.close();
+            }
+          });
+    }
+    return Optional.of(peer);
+  }
+
+  private Optional<Object> acceptSingletonToolLayout(
+      Channel ch, ConnectRequest req, int @Nullable [] claimed, OptionalInt kernelUid,
+      WireFormat format) {
+    int euid = req.euid().orElseThrow();
+    int egid = req.egid().orElseThrow();
+    if (claimed != null && (claimed[0] != euid || claimed[1] != egid)) {
+      // A 4.2.2 singleton ignores a bad validation status and then hangs: close instead.
+      return reject(req, "credential differs from the identity block");
+    }
+    if (!options.trustClaimedCredentials()
+        && (kernelUid.isEmpty() || kernelUid.getAsInt() != euid)) {
+      return reject(req, "the singleton's socket is not owned by its claimed uid");
+    }
+    String nspace = req.nspace().orElseThrow();
+    int rank = req.rank().orElseThrow();
+    Namespace ns = namespaces.computeIfAbsent(nspace, Namespace::new);
+    RankInfo info = ns.ranks.get(rank);
+    if (info == null) {
+      info = new RankInfo(rank, euid, egid, null);
+      ns.ranks.put(rank, info);
+    } else if (info.uid != euid) {
+      return reject(req, "singleton uid differs from its registration");
+    }
+    Peer peer = attach(ch, ns, info, ServerSnapshot.Role.SINGLETON, format, req.version());
+    ByteBuf reply = ch.alloc().buffer(268);
+    new ToolReply.Full(
+            Optional.empty(),
+            new PeerId(options.serverNspace(), options.serverRank()),
+            Status.SUCCESS)
+        .encode(reply);
+    ChannelFuture unused = ch.writeAndFlush(reply);
+    return Optional.of(peer);
+  }
+
+  /** Reclaims the rank's tombstone, takes a slot and points the rank at the new peer. */
+  private Peer attach(
+      Channel ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
+      String version) {
+    if (info.peerIndex >= 0 && info.peerIndex < peers.size()) {
+      Peer old = peers.get(info.peerIndex);
+      if (old != null
+          && old.state == ServerSnapshot.PeerState.TOMBSTONE
+          && info.procCount == 0) {
+        // Reclaim on reconnect: the prior cycle is fully over, so this is a quiescent point.
+        peers.set(old.index, null);
+        if (old.role != ServerSnapshot.Role.TOOL) {
+          old.ns.nfinalized--;
+        }
+      }
+    }
+    int index = peers.indexOf(null);
+    if (index < 0) {
+      index = peers.size();
+      peers.add(null);
+    }
+    Peer peer = new Peer(index, ch, ns, info, role, format, version);
+    peers.set(index, peer);
+    info.peerIndex = index;
+    info.procCount++;
+    LOG.log(Level.DEBUG, "accepted {0}", peer);
+    return peer;
+  }
+
+  /** The peer's socket closed. */
+  public void closed(Object peerHandle) {
+    checkLoop();
+    Peer peer = (Peer) peerHandle;
+    if (peer.closed && (peer.index >= peers.size() || peers.get(peer.index) != peer)) {
+      return; // already released (deregistration or shutdown)
+    }
+    peer.closed = true;
+    if (stopping) {
+      return;
+    }
+    if (peers.get(peer.index) != peer) {
+      return;
+    }
+    if (peer.finalized()) {
+      peerFinalized(peer);
+    } else {
+      lostConnection(peer);
+    }
+  }
+
+  /** A finalized peer's socket dropped: tombstone it, or free it if it is stranded. */
+  private void peerFinalized(Peer peer) {
+    RankInfo info = peer.info;
+    info.procCount = Math.max(0, info.procCount - 1);
+    if (info.peerIndex == peer.index) {
+      peer.state = ServerSnapshot.PeerState.TOMBSTONE;
+    } else {
+      // A newer peer owns the rank: this object is stranded and no live peerIndex names it.
+      peers.set(peer.index, null);
+      if (peer.role != ServerSnapshot.Role.TOOL) {
+        peer.ns.nfinalized--;
+      }
+    }
+  }
+
+  /** An unfinalized peer's socket dropped: fix up collectives as 4.2.2 does, then free it. */
+  private void lostConnection(Peer peer) {
+    LOG.log(Level.INFO, "lost connection to {0} before it finalized", peer);
+    dropFromCollectives(peer);
+    dropGetsOf(peer);
+    RankInfo info = peer.info;
+    info.procCount = Math.max(0, info.procCount - 1);
+    if (peer.ns.nlocalprocs > 0) {
+      // 4.2.2: a client that died without finalizing no longer counts as a local process.
+      peer.ns.nlocalprocs--;
+    }
+    peers.set(peer.index, null);
+    if (info.peerIndex == peer.index) {
+      info.peerIndex = -1;
+    }
+  }
+
+  /** Removes a peer for good (deregistration): slot freed, socket closed, accounting fixed. */
+  private void releasePeer(Peer p) {
+    if (!p.finalized()) {
+      dropFromCollectives(p);
+    } else if (p.role != ServerSnapshot.Role.TOOL) {
+      p.ns.nfinalized--;
+    }
+    dropGetsOf(p);
+    peers.set(p.index, null);
+    if (p.info.peerIndex == p.index) {
+      p.info.peerIndex = -1;
+    }
+    if (!p.closed) {
+      p.info.procCount = Math.max(0, p.info.procCount - 1);
+      p.closed = true;
+      ChannelFuture unused = p.channel.close();
+    }
+  }
+
+  private List<Peer> peersOf(Namespace ns) {
+    List<Peer> out = new ArrayList<>();
+    for (Peer p : peers) {
+      if (p != null && p.ns == ns) {
+        out.add(p);
+      }
+    }
+    return out;
+  }
+
+  // ============================================================================================
+  // Steady state
+  // ============================================================================================
+
+  /** A frame from a connected peer; the frame is released here. */
+  public void frame(Object peerHandle, Frame frame) {
+    checkLoop();
+    Peer peer = (Peer) peerHandle;
+    try {
+      if (peer.closed || stopping) {
+        return;
+      }
+      int tag = frame.tag();
+      if (Tags.isReserved(tag)) {
+        // Tag 1 heartbeat: no monitor yet. Tags 0 and 2 from a client are dropped, as C does.
+        return;
+      }
+      dispatch(peer, tag, frame.payload());
+    } finally {
+      frame.release();
+    }
+  }
+
+  private void dispatch(Peer peer, int tag, ByteBuf payload) {
+    PmixReader r = new PmixReader(payload, peer.format, limits);
+    int code = -1;
+    try {
+      code = r.unpackByteEnum(DataType.COMMAND);
+      Optional<Command> cmd = Command.fromCode(code);
+      if (cmd.isEmpty()) {
+        replyStatus(peer, tag, Status.ERR_NOT_SUPPORTED);
+        return;
+      }
+      switch (cmd.get()) {
+        case REQ:
+          handleReq(peer, tag);
+          break;
+        case ABORT:
+          handleAbort(peer, tag, r);
+          break;
+        case COMMIT:
+          handleCommit(peer, tag, r);
+          break;
+        case FENCENB:
+          handleFence(peer, tag, r);
+          break;
+        case GETNB:
+          handleGet(peer, tag, r);
+          break;
+        case FINALIZE:
+          handleFinalize(peer, tag);
+          break;
+        case PUBLISHNB:
+          handlePublish(peer, tag, r);
+          break;
+        case LOOKUPNB:
+          handleLookup(peer, tag, r, true);
+          break;
+        case UNPUBLISHNB:
+          handleLookup(peer, tag, r, false);
+          break;
+        case NOTIFY:
+          handleNotify(peer, tag, r);
+          break;
+        case REGEVENTS:
+          handleRegEvents(peer, tag, r);
+          break;
+        case DEREGEVENTS:
+          handleDeregEvents(peer, r);
+          break;
+        case QUERY:
+          handleQuery(peer, tag, r);
+          break;
+        case LOG:
+          handleLog(peer, tag, r);
+          break;
+        case SPAWNNB:
+          handleSpawn(peer, tag, r);
+          break;
+        default:
+          replyStatus(peer, tag, Status.ERR_NOT_SUPPORTED);
+          break;
+      }
+    } catch (PmixException e) {
+      LOG.log(Level.INFO, "malformed request (command {0}) from {1}: {2}", code, peer, e.getMessage());
+      if (code != Command.DEREGEVENTS.code()) {
+        replyStatus(peer, tag, e.status());
+      }
+    } catch (RuntimeException e) {
+      // A value of the wrong type where a field needs another: the peer's bytes are wrong.
+      LOG.log(Level.INFO, "unusable request (command " + code + ") from " + peer, e);
+      if (code != Command.DEREGEVENTS.code()) {
+        replyStatus(peer, tag, Status.ERR_UNPACK_FAILURE);
+      }
+    }
+  }
+
+  // ---- REQ ----
+
+  private void handleReq(Peer peer, int tag) {
+    Namespace ns = peer.ns;
+    if (ns.bfropsVersion == null && ns.registered) {
+      // 4.2.2 stores the first client's version string in the job data as pmix.bfrops.mod.
+      ns.bfropsVersion = peer.version;
+      ns.invalidate();
+    }
+    JobData jd;
+    try {
+      jd = ns.jobData(options.hostname());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "job data of " + ns.name + " could not be built", e);
+      jd = JobData.empty(ns.nlocalprocs);
+    }
+    JobData data = jd;
+    // The REQ reply has no status unit: the namespace, then the job data (commands.md 3.1).
+    send(
+        peer,
+        tag,
+        w -> {
+          w.packString(ns.name);
+          data.writeReplyBody(w, peer.channel.alloc());
+        });
+  }
+
+  // ---- ABORT ----
+
+  private void handleAbort(Peer peer, int tag, PmixReader r) {
+    Status status = r.unpackStatus();
+    String msg = r.unpackString();
+    long n = r.unpackSize();
+    List<Proc> procs = new ArrayList<>();
+    if (n > 0) {
+      for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
+        procs.add((Proc) v);
+      }
+    }
+    Object hostObject = peer.info.hostObject;
+    callHost(
+        () -> host.abort(peer.proc, hostObject, status, msg, List.copyOf(procs)),
+        (v, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
+  }
+
+  private int checkCount(long n) {
+    if (n < 0 || n > limits.maxItems()) {
+      throw new PmixException(Status.ERR_BAD_PARAM, "count " + Long.toUnsignedString(n));
+    }
+    return (int) n;
+  }
+
+  // ---- COMMIT ----
+
+  private void handleCommit(Peer peer, int tag, PmixReader r) {
+    List<Map.Entry<Integer, List<Value.KVal>>> sections = new ArrayList<>();
+    while (r.hasRemaining()) {
+      int scope = r.unpackByteEnum(DataType.SCOPE);
+      Value.Buffer blob = (Value.Buffer) r.unpackOne(DataType.BUFFER);
+      PmixReader inner =
+          new PmixReader(
+              Unpooled.wrappedBuffer(blob.bytes()),
+              WireFormat.of(BufferType.fromCode(blob.bufferType())),
+              limits);
+      List<Value.KVal> kvs = new ArrayList<>();
+      while (inner.hasRemaining()) {
+        kvs.add((Value.KVal) inner.unpackOne(DataType.KVAL));
+      }
+      sections.add(Map.entry(scope, kvs));
+    }
+    ProcData d = peer.ns.data(peer.info.rank);
+    for (Map.Entry<Integer, List<Value.KVal>> s : sections) {
+      int scope = s.getKey();
+      for (Value.KVal kv : s.getValue()) {
+        if (kv.key() == null) {
+          continue;
+        }
+        if (scope != SCOPE_REMOTE) {
+          d.local.put(kv.key(), kv.value());
+        }
+        if (scope == SCOPE_REMOTE || scope == SCOPE_GLOBAL) {
+          d.remote.put(kv.key(), kv.value());
+        }
+      }
+    }
+    d.committed = true;
+    replyStatus(peer, tag, Status.SUCCESS);
+    resolveLocalWaits(peer.proc, true);
+  }
+
+  // ---- FENCE ----
+
+  private void handleFence(Peer peer, int tag, PmixReader r) {
+    long n = r.unpackSize();
+    if (n < 1) {
+      throw new PmixException(Status.ERR_BAD_PARAM, "a fence needs at least one proc");
+    }
+    List<Proc> procs = new ArrayList<>();
+    for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
+      procs.add((Proc) v);
+    }
+    long ninfo = r.unpackSize();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    boolean collect = false;
+    long timeout = 0;
+    for (Info i : info) {
+      if (i.key().equals(Keys.COLLECT_DATA.name())) {
+        collect = isTrue(i.value());
+      } else if (i.key().equals(Keys.TIMEOUT.name())) {
+        timeout = i.value().asLong();
+      }
+    }
+    procs.sort(PROC_ORDER);
+    FenceTracker t = null;
+    for (FenceTracker x : trackers) {
+      if (x.procs.equals(procs)) {
+        t = x;
+        break;
+      }
+    }
+    if (t == null) {
+      t = new FenceTracker(procs);
+      t.collect = collect;
+      computeTracker(t);
+      trackers.add(t);
+    } else if (t.collect != collect) {
+      t.collectMismatch = true;
+    }
+    if (t.info == null) {
+      t.info = List.copyOf(info);
+    }
+    t.arrived.add(new FenceTracker.Arrival(peer, tag));
+    if (timeout > 0 && t.timer == null && !t.hostCalled) {
+      FenceTracker tt = t;
+      t.timer =
+          loop.schedule(
+              () -> {
+                tt.timer = null;
+                if (trackers.contains(tt) && !tt.hostCalled) {
+                  completeFence(tt, Status.ERR_TIMEOUT);
+                }
+              },
+              timeout,
+              TimeUnit.SECONDS);
+    }
+    checkFence(t);
+  }
+
+  /** Sorted as 4.2.2 sorts fence participants: nspace, then rank read unsigned. */
+  private static final Comparator<Proc> PROC_ORDER =
+      Comparator.comparing(Proc::nspace).thenComparing((a, b) -> Integer.compareUnsigned(a.rank(), b.rank()));
+
+  private static boolean isTrue(Value v) {
+    return !(v instanceof Value.Bool b) || b.value();
+  }
+
+  /** Counts the local participants and decides whether the fence is purely local. */
+  private void computeTracker(FenceTracker t) {
+    t.local = true;
+    t.nlocal = 0;
+    t.nslist.clear();
+    boolean allDef = true;
+    for (Proc p : t.procs) {
+      Namespace ns = namespaces.get(p.nspace());
+      if (ns == null || (!ns.registered && ns.ranks.isEmpty())) {
+        t.local = false; // a namespace with no local processes that we know of
+        continue;
+      }
+      if (!ns.registered) {
+        allDef = false; // clients registered before their namespace: wait for it
+        continue;
+      }
+      if (ns.nlocalprocs == 0 && ns.registeredNlocalprocs == 0) {
+        t.local = false;
+        continue;
+      }
+      if (!t.nslist.contains(ns)) {
+        t.nslist.add(ns);
+      }
+      if (p.rank() == Proc.RANK_WILDCARD) {
+        t.nlocal += ns.nlocalprocs;
+        if (ns.jobData(options.hostname()).nprocs != ns.registeredNlocalprocs) {
+          t.local = false;
+        }
+        continue;
+      }
+      if (!ns.allRegistered()) {
+        allDef = false;
+        continue;
+      }
+      if (ns.ranks.containsKey(p.rank())) {
+        t.nlocal++;
+      } else {
+        t.local = false;
+      }
+    }
+    t.defComplete = allDef;
+  }
+
+  private void checkFence(FenceTracker t) {
+    if (!t.locallyComplete() || t.hostCalled || !trackers.contains(t)) {
+      return;
+    }
+    if (t.timer != null) {
+      // Only local completion is timed here; once the host has it, the host owns the timeout.
+      boolean unused = t.timer.cancel(false);
+      t.timer = null;
+    }
+    if (t.collectMismatch) {
+      completeFence(t, Status.ERR_INVALID_ARG);
+      return;
+    }
+    if (t.local) {
+      completeFence(t, t.localStatus);
+      return;
+    }
+    t.hostCalled = true;
+    byte[] data = t.collect ? collectFenceData(t) : new byte[0];
+    List<Info> info = new ArrayList<>(t.info == null ? List.of() : t.info);
+    info.add(Info.of(Keys.SORTED_PROC_ARRAY, Value.of(true)));
+    info.add(Info.of(Keys.LOCAL_COLLECTIVE_STATUS, Value.status(t.localStatus)));
+    List<Proc> procs = t.procs;
+    List<Info> hostInfo = List.copyOf(info);
+    callHost(
+        () -> host.fenceNb(procs, hostInfo, data.clone()),
+        (bytes, failure) -> {
+          if (!trackers.contains(t)) {
+            return;
+          }
+          if (failure != null) {
+            completeFence(t, failure);
+            return;
+          }
+          try {
+            if (bytes != null && bytes.length > 0) {
+              storeFenceData(t, bytes);
+            }
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "host returned unusable fence data", e);
+            completeFence(t, Status.ERR_UNPACK_FAILURE);
+            return;
+          }
+          completeFence(t, Status.SUCCESS);
+        });
+  }
+
+  private void completeFence(FenceTracker t, Status status) {
+    trackers.remove(t);
+    if (t.timer != null) {
+      boolean unused = t.timer.cancel(false);
+      t.timer = null;
+    }
+    for (FenceTracker.Arrival a : t.arrived) {
+      replyStatus(a.peer(), a.tag(), status);
+    }
+  }
+
+  /** A participant died: 4.2.2's lost-connection fix-up of every collective it was part of. */
+  private void dropFromCollectives(Peer peer) {
+    for (FenceTracker t : new ArrayList<>(trackers)) {
+      if (!t.includes(peer.proc)) {
+        continue;
+      }
+      t.nlocal--;
+      t.localStatus = t.nlocal > 0 ? Status.ERR_PARTIAL_SUCCESS : Status.ERR_LOST_CONNECTION;
+      t.arrived.removeIf(a -> a.peer() == peer);
+      if (t.hostCalled) {
+        continue; // the host owns it now; wait for its answer
+      }
+      if (t.locallyComplete()) {
+        if (t.arrived.isEmpty()) {
+          trackers.remove(t);
+        } else if (t.local) {
+          completeFence(t, t.localStatus);
+        } else {
+          checkFence(t);
+        }
+      }
+    }
+  }
+
+  /** This node's fence contribution (commands.md section 7.1), native (non-key-map) layout. */
+  private byte[] collectFenceData(FenceTracker t) {
+    ByteBuf node = Unpooled.buffer();
+    ByteBuf out = Unpooled.buffer();
+    try {
+      PmixWriter w = new PmixWriter(node, WireFormat.DEFAULT);
+      w.packByteEnum(DataType.BYTE, 0x01);
+      List<Proc> contributors = new ArrayList<>();
+      for (FenceTracker.Arrival a : t.arrived) {
+        if (!contributors.contains(a.peer().proc)) {
+          contributors.add(a.peer().proc);
+        }
+      }
+      for (Proc p : contributors) {
+        Namespace ns = namespaces.get(p.nspace());
+        ProcData d = ns == null ? null : ns.procData.get(p.rank());
+        if (d == null || d.remote.isEmpty()) {
+          continue;
+        }
+        ByteBuf rb = Unpooled.buffer();
+        try {
+          PmixWriter rw = new PmixWriter(rb, WireFormat.DEFAULT);
+          rw.packRank(relativeRank(t, p));
+          d.remote.forEach((k, v) -> rw.pack(new Value.KVal(k, v)));
+          w.pack(Value.of(ByteBufUtil.getBytes(rb)));
+        } finally {
+          rb.release();
+        }
+      }
+      new PmixWriter(out, WireFormat.DEFAULT).pack(Value.of(ByteBufUtil.getBytes(node)));
+      return ByteBufUtil.getBytes(out);
+    } finally {
+      node.release();
+      out.release();
+    }
+  }
+
+  /** The namespaces of a fence in relative-rank order, with their sizes. */
+  private List<Map.Entry<String, Integer>> rankSpace(FenceTracker t) {
+    List<Map.Entry<String, Integer>> out = new ArrayList<>();
+    for (Proc p : t.procs) {
+      if (out.stream().anyMatch(e -> e.getKey().equals(p.nspace()))) {
+        continue;
+      }
+      Namespace ns = namespaces.get(p.nspace());
+      int size = ns != null && ns.registered ? ns.jobData(options.hostname()).nprocs : -1;
+      out.add(Map.entry(p.nspace(), size));
+    }
+    return out;
+  }
+
+  private int relativeRank(FenceTracker t, Proc p) {
+    int offset = 0;
+    for (Map.Entry<String, Integer> e : rankSpace(t)) {
+      if (e.getKey().equals(p.nspace())) {
+        return offset + p.rank();
+      }
+      offset += Math.max(e.getValue(), 0);
+    }
+    return p.rank();
+  }
+
+  private Proc absoluteProc(FenceTracker t, int rel) {
+    List<Map.Entry<String, Integer>> space = rankSpace(t);
+    int r = rel;
+    for (int i = 0; i < space.size(); i++) {
+      Map.Entry<String, Integer> e = space.get(i);
+      if (e.getValue() < 0 || r < e.getValue() || i == space.size() - 1) {
+        return Proc.of(e.getKey(), r);
+      }
+      r -= e.getValue();
+    }
+    throw new PmixException(Status.ERR_BAD_PARAM, "fence data for an unknown rank " + rel);
+  }
+
+  /** Parses what the host's fence returned: node BYTE_OBJECTs, each native or key-map. */
+  private void storeFenceData(FenceTracker t, byte[] bytes) {
+    PmixReader r = new PmixReader(Unpooled.wrappedBuffer(bytes), WireFormat.DEFAULT, limits);
+    Map<Proc, List<Value.KVal>> parsed = new LinkedHashMap<>();
+    while (r.hasRemaining()) {
+      byte[] nodeBlob = r.unpackOne(DataType.BYTE_OBJECT).asBytes();
+      PmixReader nr = new PmixReader(Unpooled.wrappedBuffer(nodeBlob), WireFormat.DEFAULT, limits);
+      if (!nr.hasRemaining()) {
+        continue;
+      }
+      int flags = nr.unpackByteEnum(DataType.BYTE);
+      List<String> keys = new ArrayList<>();
+      boolean keyMap = (flags & 0x02) != 0;
+      if (keyMap) {
+        int nkeys = nr.unpackUInt32();
+        for (Value v : nr.unpack(DataType.STRING, checkCount(Integer.toUnsignedLong(nkeys)))) {
+          keys.add(v.asString());
+        }
+      }
+      while (nr.hasRemaining()) {
+        byte[] rankBlob = nr.unpackOne(DataType.BYTE_OBJECT).asBytes();
+        PmixReader rr = new PmixReader(Unpooled.wrappedBuffer(rankBlob), WireFormat.DEFAULT, limits);
+        int rel = rr.unpackRank();
+        Proc p = absoluteProc(t, rel);
+        List<Value.KVal> kvs = parsed.computeIfAbsent(p, x -> new ArrayList<>());
+        while (rr.hasRemaining()) {
+          if (keyMap) {
+            int idx = rr.unpackUInt32();
+            Value v = rr.unpackValue();
+            if (idx < 0 || idx >= keys.size()) {
+              throw new PmixException(Status.ERR_BAD_PARAM, "key index " + idx + " out of range");
+            }
+            kvs.add(new Value.KVal(keys.get(idx), v));
+          } else {
+            kvs.add((Value.KVal) rr.unpackOne(DataType.KVAL));
+          }
+        }
+      }
+    }
+    for (Map.Entry<Proc, List<Value.KVal>> e : parsed.entrySet()) {
+      Namespace ns = namespaces.computeIfAbsent(e.getKey().nspace(), Namespace::new);
+      ProcData d = ns.data(e.getKey().rank());
+      for (Value.KVal kv : e.getValue()) {
+        if (kv.key() != null) {
+          d.remote.put(kv.key(), kv.value());
+        }
+      }
+      d.committed = true;
+    }
+  }
+
+  // ---- GET ----
+
+  private void handleGet(Peer peer, int tag, PmixReader r) {
+    String nspace = r.unpackString();
+    int rank = r.unpackRank();
+    long ninfo = r.unpackSize();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    String key = r.hasRemaining() ? r.unpackString() : null;
+    if (nspace == null) {
+      throw new PmixException(Status.ERR_BAD_PARAM, "GETNB without a namespace");
+    }
+    boolean immediate = false;
+    boolean refresh = false;
+    long timeout = 0;
+    int scope = 0;
+    for (Info i : info) {
+      String k = i.key();
+      if (k.equals(Keys.IMMEDIATE.name())) {
+        immediate = isTrue(i.value());
+      } else if (k.equals(Keys.TIMEOUT.name())) {
+        timeout = i.value().asLong();
+      } else if (k.equals(Keys.GET_REFRESH_CACHE.name())) {
+        refresh = isTrue(i.value());
+      } else if (k.equals(Keys.DATA_SCOPE.name())) {
+        scope = (int) i.value().asLong();
+      }
+    }
+    Proc target = Proc.of(nspace, rank);
+    PendingGet g = new PendingGet(peer, tag, target, key, scope);
+    Namespace ns = namespaces.get(nspace);
+    boolean foreign = ns == null || (!ns.registered && ns.ranks.isEmpty());
+
+    if (!foreign && rank == Proc.RANK_WILDCARD) {
+      answerJobLevel(g, ns);
+      return;
+    }
+    if (foreign) {
+      if (key != null && ns != null) {
+        ProcData d = ns.procData.get(rank);
+        if (!refresh && d != null && d.remote.containsKey(key)) {
+          satisfy(g, false);
+          return;
+        }
+      }
+      if (immediate) {
+        replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+        return;
+      }
+      requestDmodex(g, info);
+      return;
+    }
+    if (!ns.allRegistered()) {
+      if (immediate) {
+        replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+      } else {
+        park(g, timeout);
+      }
+      return;
+    }
+    boolean local;
+    JobData jd = ns.jobData(options.hostname());
+    if (rank == Proc.RANK_UNDEF) {
+      answerAllRanks(g, ns);
+      return;
+    }
+    RankInfo ri = ns.ranks.get(rank);
+    if (ri != null) {
+      if (ri.peerIndex < 0 && !ns.procData.containsKey(rank)) {
+        // A local rank that has not connected yet: hold the request.
+        if (immediate) {
+          replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+        } else {
+          park(g, timeout);
+        }
+        return;
+      }
+      local = true;
+    } else {
+      local = jd.nprocs == ns.registeredNlocalprocs && ns.registeredNlocalprocs > 0;
+    }
+    if (refresh) {
+      if (local) {
+        replyStatus(peer, tag, Status.SUCCESS);
+      } else {
+        requestDmodex(g, info);
+      }
+      return;
+    }
+    ProcData d = ns.procData.get(rank);
+    boolean useLocal = scope == SCOPE_LOCAL || (scope == 0 && local);
+    if (key != null) {
+      boolean inScope =
+          d != null
+              && (scope == SCOPE_GLOBAL
+                  ? d.local.containsKey(key) || d.remote.containsKey(key)
+                  : d.scope(useLocal).containsKey(key));
+      if (inScope) {
+        satisfy(g, local);
+        return;
+      }
+      if (d != null && d.scope(!useLocal).containsKey(key) && scope != SCOPE_GLOBAL) {
+        replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+        return;
+      }
+    } else if (d != null && d.committed) {
+      satisfy(g, local);
+      return;
+    }
+    if (immediate) {
+      replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+      return;
+    }
+    if (local) {
+      park(g, timeout > 0 ? timeout : DEFAULT_LOCAL_GET_TIMEOUT_SECONDS);
+    } else {
+      requestDmodex(g, info);
+    }
+  }
+
+  private void park(PendingGet g, long timeoutSeconds) {
+    localWaits.computeIfAbsent(g.target, x -> new ArrayList<>()).add(g);
+    if (timeoutSeconds > 0) {
+      g.timer =
+          loop.schedule(
+              () -> {
+                g.timer = null;
+                List<PendingGet> l = localWaits.get(g.target);
+                if (l != null && l.remove(g)) {
+                  if (l.isEmpty()) {
+                    localWaits.remove(g.target);
+                  }
+                  finishGet(g, Status.ERR_TIMEOUT);
+                }
+              },
+              timeoutSeconds,
+              TimeUnit.SECONDS);
+    }
+  }
+
+  /** The target committed (or its namespace completed registration): answer who waited. */
+  private void resolveLocalWaits(Proc target, boolean local) {
+    List<PendingGet> waiting = localWaits.remove(target);
+    if (waiting == null) {
+      return;
+    }
+    for (PendingGet g : waiting) {
+      if (g.timer != null) {
+        boolean unused = g.timer.cancel(false);
+        g.timer = null;
+      }
+      satisfy(g, local);
+    }
+  }
+
+  private void requestDmodex(PendingGet g, List<Info> clientInfo) {
+    boolean inFlight = dmodexWaits.containsKey(g.target);
+    dmodexWaits.computeIfAbsent(g.target, x -> new ArrayList<>()).add(g);
+    if (inFlight) {
+      return;
+    }
+    List<Info> info = new ArrayList<>(clientInfo);
+    if (g.key != null) {
+      info.add(Info.of(Keys.REQUIRED_KEY, Value.of(g.key)));
+    }
+    Proc target = g.target;
+    List<Info> hostInfo = List.copyOf(info);
+    callHost(
+        () -> host.directModex(target, hostInfo),
+        (bytes, failure) -> {
+          List<PendingGet> waiting = dmodexWaits.remove(target);
+          if (waiting == null) {
+            return;
+          }
+          Status st = failure;
+          if (st == null) {
+            try {
+              storeDmodex(target, bytes == null ? new byte[0] : bytes);
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, "host returned unusable direct-modex data", e);
+              st = Status.ERR_UNPACK_FAILURE;
+            }
+          }
+          for (PendingGet w : waiting) {
+            if (st != null) {
+              finishGet(w, st);
+            } else if (target.rank() == Proc.RANK_WILDCARD) {
+              Namespace ns = namespaces.get(target.nspace());
+              if (ns != null) {
+                answerJobLevel(w, ns);
+              } else {
+                finishGet(w, Status.ERR_NOT_FOUND);
+              }
+            } else {
+              satisfy(w, false);
+            }
+          }
+        });
+  }
+
+  private void storeDmodex(Proc target, byte[] bytes) {
+    PmixReader r = new PmixReader(Unpooled.wrappedBuffer(bytes), WireFormat.DEFAULT, limits);
+    List<Value.KVal> kvs = new ArrayList<>();
+    while (r.hasRemaining()) {
+      kvs.add((Value.KVal) r.unpackOne(DataType.KVAL));
+    }
+    Namespace ns = namespaces.computeIfAbsent(target.nspace(), Namespace::new);
+    if (target.rank() == Proc.RANK_WILDCARD) {
+      for (Value.KVal kv : kvs) {
+        if (kv.key() != null) {
+          ns.extraJobLevel.put(kv.key(), kv.value());
+        }
+      }
+      return;
+    }
+    ProcData d = ns.data(target.rank());
+    for (Value.KVal kv : kvs) {
+      if (kv.key() != null) {
+        d.remote.put(kv.key(), kv.value());
+      }
+    }
+    d.committed = true;
+  }
+
+  /** Answers with status 0 and the target's data blob (plus job data for another namespace). */
+  private void satisfy(PendingGet g, boolean local) {
+    if (g.done) {
+      return;
+    }
+    g.done = true;
+    Peer peer = g.requester;
+    Namespace ns = namespaces.get(g.target.nspace());
+    ProcData d = ns == null ? null : ns.procData.get(g.target.rank());
+    Map<String, Value> values = new LinkedHashMap<>();
+    if (d != null) {
+      if (g.scope == SCOPE_GLOBAL) {
+        values.putAll(d.local);
+        values.putAll(d.remote);
+      } else {
+        boolean useLocal = g.scope == SCOPE_LOCAL || (g.scope == 0 && local);
+        values.putAll(d.scope(useLocal));
+      }
+    }
+    boolean diffNs = ns != null && !peer.ns.name.equals(ns.name);
+    send(
+        peer,
+        g.tag,
+        w -> {
+          w.packStatus(Status.SUCCESS);
+          if (diffNs) {
+            w.pack(Value.of(blob(peer, Proc.wildcard(ns.name), jobLevelOf(ns))));
+          }
+          w.pack(Value.of(blob(peer, g.target, values)));
+        });
+  }
+
+  private void answerJobLevel(PendingGet g, Namespace ns) {
+    Map<String, Value> all = jobLevelOf(ns);
+    Map<String, Value> values;
+    if (g.key != null) {
+      if (!all.containsKey(g.key)) {
+        finishGet(g, Status.ERR_NOT_FOUND);
+        return;
+      }
+      values = Map.of(g.key, all.get(g.key));
+    } else {
+      values = all;
+    }
+    g.done = true;
+    send(
+        g.requester,
+        g.tag,
+        w -> {
+          w.packStatus(Status.SUCCESS);
+          w.pack(Value.of(blob(g.requester, Proc.wildcard(ns.name), values)));
+        });
+  }
+
+  /** Rank UNDEF: every rank's data in the scope natural for it. */
+  private void answerAllRanks(PendingGet g, Namespace ns) {
+    List<byte[]> blobs = new ArrayList<>();
+    for (Map.Entry<Integer, ProcData> e : new java.util.TreeMap<>(ns.procData).entrySet()) {
+      boolean local = ns.ranks.containsKey(e.getKey());
+      Map<String, Value> values = e.getValue().scope(local);
+      if (g.key != null && !values.containsKey(g.key)) {
+        continue;
+      }
+      blobs.add(blob(g.requester, Proc.of(ns.name, e.getKey()), values));
+    }
+    if (blobs.isEmpty()) {
+      finishGet(g, Status.ERR_NOT_FOUND);
+      return;
+    }
+    g.done = true;
+    send(
+        g.requester,
+        g.tag,
+        w -> {
+          w.packStatus(Status.SUCCESS);
+          for (byte[] b : blobs) {
+            w.pack(Value.of(b));
+          }
+        });
+  }
+
+  private Map<String, Value> jobLevelOf(Namespace ns) {
+    Map<String, Value> all = new LinkedHashMap<>();
+    if (ns.registered) {
+      all.putAll(ns.jobData(options.hostname()).jobLevel);
+    }
+    all.putAll(ns.extraJobLevel);
+    return all;
+  }
+
+  /** A GETNB reply blob: PROC, then KVAL units, packed in the requester's format. */
+  private static byte[] blob(Peer peer, Proc p, Map<String, Value> values) {
+    ByteBuf b = Unpooled.buffer();
+    try {
+      PmixWriter w = new PmixWriter(b, peer.format);
+      w.packProc(p);
+      values.forEach((k, v) -> w.pack(new Value.KVal(k, v)));
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
+  }
+
+  private void finishGet(PendingGet g, Status status) {
+    if (g.done) {
+      return;
+    }
+    g.done = true;
+    if (g.timer != null) {
+      boolean unused = g.timer.cancel(false);
+      g.timer = null;
+    }
+    replyStatus(g.requester, g.tag, status);
+  }
+
+  private void dropGetsOf(Peer peer) {
+    for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
+      for (List<PendingGet> l : waits.values()) {
+        for (PendingGet g : l) {
+          if (g.requester == peer) {
+            g.done = true;
+            if (g.timer != null) {
+              boolean unused = g.timer.cancel(false);
+              g.timer = null;
+            }
+          }
+        }
+        l.removeIf(g -> g.requester == peer);
+      }
+      // Keep dmodex keys (an upcall may still be running); drop empty local-wait lists.
+      if (waits == localWaits) {
+        waits.values().removeIf(List::isEmpty);
+      }
+    }
+  }
+
+  /** Registration changed: re-evaluate parked GETs and fences that waited for it. */
+  private void registrationChanged(Namespace ns) {
+    if (ns.allRegistered()) {
+      List<Proc> targets = new ArrayList<>();
+      for (Proc p : localWaits.keySet()) {
+        if (p.nspace().equals(ns.name)) {
+          targets.add(p);
+        }
+      }
+      for (Proc p : targets) {
+        ProcData d = ns.procData.get(p.rank());
+        if (d != null && d.committed) {
+          resolveLocalWaits(p, ns.ranks.containsKey(p.rank()));
+        }
+      }
+    }
+    for (FenceTracker t : new ArrayList<>(trackers)) {
+      if (!t.defComplete && !t.hostCalled) {
+        computeTracker(t);
+        checkFence(t);
+      }
+    }
+  }
+
+  // ---- FINALIZE ----
+
+  private void handleFinalize(Peer peer, int tag) {
+    if (peer.state == ServerSnapshot.PeerState.ACTIVE) {
+      peer.state = ServerSnapshot.PeerState.FINALIZING;
+      if (peer.role != ServerSnapshot.Role.TOOL) {
+        peer.ns.nfinalized++;
+      }
+    }
+    // Client-scoped registrations do not outlive the cycle.
+    peer.eventCodes.clear();
+    peer.defaultEvents = false;
+    dropGetsOf(peer);
+    if (peer.role == ServerSnapshot.Role.CLIENT) {
+      Object hostObject = peer.info.hostObject;
+      callHost(
+          () -> host.clientFinalized(peer.proc, hostObject),
+          (v, failure) ->
+              replyStatus(
+                  peer,
+                  tag,
+                  failure == null || failure.equals(Status.ERR_NOT_SUPPORTED)
+                      ? Status.SUCCESS
+                      : failure));
+    } else {
+      replyStatus(peer, tag, Status.SUCCESS);
+    }
+  }
+
+  // ---- PUBLISH / LOOKUP / UNPUBLISH ----
+
+  private void handlePublish(Peer peer, int tag, PmixReader r) {
+    int uid = r.unpackUInt32();
+    long n = r.unpackSize();
+    List<Info> info = new ArrayList<>(n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
+    info.add(Info.of(Keys.USERID, Value.uint32(Integer.toUnsignedLong(uid))));
+    List<Info> hostInfo = List.copyOf(info);
+    callHost(
+        () -> host.publish(peer.proc, hostInfo),
+        (v, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
+  }
+
+  private void handleLookup(Peer peer, int tag, PmixReader r, boolean lookup) {
+    int uid = r.unpackUInt32();
+    long nkeys = r.unpackSize();
+    List<String> keys = new ArrayList<>();
+    for (long i = 0; i < checkCount(nkeys); i++) {
+      keys.add(r.unpackString());
+    }
+    long n = r.unpackSize();
+    List<Info> info = new ArrayList<>(n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
+    info.add(Info.of(Keys.USERID, Value.uint32(Integer.toUnsignedLong(uid))));
+    List<Info> hostInfo = List.copyOf(info);
+    List<String> hostKeys = List.copyOf(keys);
+    if (!lookup) {
+      callHost(
+          () -> host.unpublish(peer.proc, hostKeys, hostInfo),
+          (v, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
+      return;
+    }
+    callHost(
+        () -> host.lookup(peer.proc, hostKeys, hostInfo),
+        (data, failure) -> {
+          if (failure != null) {
+            replyStatus(peer, tag, failure);
+          } else if (data == null || data.isEmpty()) {
+            replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+          } else {
+            send(
+                peer,
+                tag,
+                w -> {
+                  w.packStatus(Status.SUCCESS);
+                  w.packSize(data.size());
+                  w.pack(DataType.PDATA, data);
+                });
+          }
+        });
+  }
+
+  // ---- EVENTS ----
+
+  private void handleRegEvents(Peer peer, int tag, PmixReader r) {
+    long ncodes = r.unpackSize();
+    List<Integer> codes = new ArrayList<>();
+    if (ncodes > 0) {
+      for (Value v : r.unpack(DataType.STATUS, checkCount(ncodes))) {
+        codes.add(((Value.StatusValue) v).status().code());
+      }
+    }
+    long ninfo = r.unpackSize();
+    if (ninfo > 0) {
+      List<Info> unused = r.unpackInfos(checkCount(ninfo));
+    }
+    if (codes.isEmpty()) {
+      peer.defaultEvents = true;
+    } else {
+      peer.eventCodes.addAll(codes);
+    }
+    replyStatus(peer, tag, Status.SUCCESS);
+  }
+
+  private void handleDeregEvents(Peer peer, PmixReader r) {
+    // No reply: the client posts no receive for this request (commands.md section 3.8).
+    while (r.hasRemaining()) {
+      int code = r.unpackStatus().code();
+      if (code == Integer.MIN_VALUE) {
+        peer.defaultEvents = false;
+      } else {
+        peer.eventCodes.remove(code);
+      }
+    }
+  }
+
+  private void handleNotify(Peer peer, int tag, PmixReader r) {
+    Status code = r.unpackStatus();
+    int range = r.unpackByteEnum(DataType.DATA_RANGE);
+    long ninfo = r.unpackSize();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    Status unused = notifyLocal(code, peer.proc, range, info, peer);
+    replyStatus(peer, tag, Status.SUCCESS);
+    if (range != RANGE_LOCAL && range != RANGE_PROC_LOCAL) {
+      List<Info> hostInfo = new ArrayList<>(info);
+      hostInfo.add(Info.of("pmix.srvr.internal.notify", true));
+      List<Info> copy = List.copyOf(hostInfo);
+      callHost(() -> host.notifyEvent(code, peer.proc, range, copy), (v, failure) -> {});
+    }
+  }
+
+  // ---- QUERY / LOG / SPAWN ----
+
+  private void handleQuery(Peer peer, int tag, PmixReader r) {
+    long n = r.unpackSize();
+    List<Value.Query> queries = new ArrayList<>();
+    if (n > 0) {
+      for (Value v : r.unpack(DataType.QUERY, checkCount(n))) {
+        queries.add((Value.Query) v);
+      }
+    }
+    List<Value.Query> copy = List.copyOf(queries);
+    callHost(
+        () -> host.query(peer.proc, copy),
+        (info, failure) -> {
+          if (failure != null) {
+            replyStatus(peer, tag, failure);
+            return;
+          }
+          List<Info> answer = info == null ? List.of() : info;
+          send(
+              peer,
+              tag,
+              w -> {
+                w.packStatus(Status.SUCCESS);
+                w.packSize(answer.size());
+                if (!answer.isEmpty()) {
+                  w.packInfos(answer);
+                }
+              });
+        });
+  }
+
+  private void handleLog(Peer peer, int tag, PmixReader r) {
+    int[] v = parseVersion(peer.version);
+    if (v[0] >= 3) {
+      Value unused = r.unpackOne(DataType.TIME);
+    }
+    long ndata = r.unpackSize();
+    List<Info> data = ndata > 0 ? r.unpackInfos(checkCount(ndata)) : List.of();
+    long ndirs = r.unpackSize();
+    List<Info> dirs = new ArrayList<>(ndirs > 0 ? r.unpackInfos(checkCount(ndirs)) : List.of());
+    dirs.add(Info.of("pmix.log.source", peer.proc));
+    List<Info> d1 = List.copyOf(data);
+    List<Info> d2 = List.copyOf(dirs);
+    callHost(
+        () -> host.log(peer.proc, d1, d2),
+        (x, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
+  }
+
+  private void handleSpawn(Peer peer, int tag, PmixReader r) {
+    long ninfo = r.unpackSize();
+    List<Info> jobInfo = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    long napps = r.unpackSize();
+    List<Value.App> apps = new ArrayList<>();
+    if (napps > 0) {
+      for (Value v : r.unpack(DataType.APP, checkCount(napps))) {
+        apps.add((Value.App) v);
+      }
+    }
+    List<Info> ji = List.copyOf(jobInfo);
+    List<Value.App> ap = List.copyOf(apps);
+    callHost(
+        () -> host.spawn(peer.proc, ji, ap),
+        (nspace, failure) -> {
+          if (failure != null || nspace == null) {
+            replyStatus(peer, tag, failure != null ? failure : Status.ERROR);
+            return;
+          }
+          Namespace ns = namespaces.get(nspace);
+          JobData jd = ns != null && ns.registered ? ns.jobData(options.hostname()) : null;
+          send(
+              peer,
+              tag,
+              w -> {
+                w.packStatus(Status.SUCCESS);
+                w.packString(nspace);
+                if (jd != null) {
+                  jd.writeReplyBody(w, peer.channel.alloc());
+                }
+              });
+        });
+  }
+
+  // ============================================================================================
+  // Sending and host calls
+  // ============================================================================================
+
+  private void replyStatus(Peer peer, int tag, Status status) {
+    // 4.2.2 never sends OPERATION_SUCCEEDED to a client: it becomes SUCCESS.
+    Status s = status.equals(Status.OPERATION_SUCCEEDED) ? Status.SUCCESS : status;
+    send(peer, tag, w -> w.packStatus(s));
+  }
+
+  private void send(Peer peer, int tag, Consumer<PmixWriter> body) {
+    if (peer.closed || !peer.channel.isActive()) {
+      return;
+    }
+    ByteBufAllocator alloc = peer.channel.alloc();
+    ByteBuf buf = alloc.buffer();
+    try {
+      body.accept(new PmixWriter(buf, peer.format));
+    } catch (RuntimeException e) {
+      buf.release();
+      LOG.log(Level.WARNING, "could not encode a reply to " + peer, e);
+      ByteBuf err = alloc.buffer();
+      new PmixWriter(err, peer.format).packStatus(Status.ERR_PACK_FAILURE);
+      ChannelFuture unused = peer.channel.writeAndFlush(new Frame(0, tag, err));
+      return;
+    }
+    // The server writes pindex 0 in every header (commands.md section 1.1).
+    ChannelFuture unused = peer.channel.writeAndFlush(new Frame(0, tag, buf));
+  }
+
+  /** What to do, on the progress thread, with an upcall's result or failure status. */
+  interface HostDone<T> {
+    void done(@Nullable T value, @Nullable Status failure);
+  }
+
+  /**
+   * Runs an upcall on the host executor and hands its outcome back to the progress thread. A
+   * host that throws, returns null or fails with a non-PMIx exception is a {@code PMIX_ERROR}.
+   */
+  <T> void callHost(Supplier<CompletionStage<T>> call, HostDone<T> done) {
+    Runnable task =
+        () -> {
+          CompletionStage<T> stage;
+          try {
+            stage = requireNonNull(call.get(), "host returned a null stage");
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "host upcall threw", e);
+            stage = java.util.concurrent.CompletableFuture.failedFuture(e);
+          }
+          stage.whenComplete(
+              (v, e) -> {
+                Status failure = e == null ? null : statusOf(e);
+                try {
+                  loop.execute(() -> done.done(v, failure));
+                } catch (RejectedExecutionException ex) {
+                  // The server stopped meanwhile; nobody is left to answer.
+                }
+              });
+        };
+    try {
+      hostExecutor.execute(task);
+    } catch (RejectedExecutionException e) {
+      done.done(null, Status.ERR_NOT_AVAILABLE);
+    }
+  }
+
+  static Status statusOf(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t instanceof PmixException pe ? pe.status() : Status.ERROR;
+  }
+
+  /** For tests: the number of fences in progress. */
+  int activeFences() {
+    return trackers.size();
+  }
+}

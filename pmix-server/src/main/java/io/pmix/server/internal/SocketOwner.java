@@ -1,0 +1,105 @@
+package io.pmix.server.internal;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Locale;
+import java.util.OptionalInt;
+
+/**
+ * Finds the uid that owns the connecting end of a loopback TCP connection by reading the kernel's
+ * socket tables ({@code /proc/net/tcp} and {@code /proc/net/tcp6}), keyed by the address pair. A
+ * C server trusts the uid a client writes in its credential (transport.md section 8.2); this lets
+ * the Java server check it. Reads files, so call it off the progress thread. Stateless.
+ */
+final class SocketOwner {
+  private final Path procNet;
+
+  SocketOwner() {
+    this(Paths.get("/proc/net"));
+  }
+
+  SocketOwner(Path procNet) {
+    this.procNet = procNet;
+  }
+
+  /**
+   * The uid owning the socket whose local address is {@code peer} and remote address is {@code
+   * server}, or empty if no table lists it (another network namespace, no procfs).
+   */
+  OptionalInt ownerUid(InetSocketAddress peer, InetSocketAddress server) {
+    for (String table : new String[] {"tcp", "tcp6"}) {
+      boolean six = table.equals("tcp6");
+      String local = encode(peer, six);
+      String remote = encode(server, six);
+      if (local == null || remote == null) {
+        continue;
+      }
+      List<String> lines;
+      try {
+        lines = Files.readAllLines(procNet.resolve(table), StandardCharsets.US_ASCII);
+      } catch (IOException e) {
+        continue;
+      }
+      for (String line : lines) {
+        String[] f = line.trim().split("\\s+");
+        if (f.length > 7 && f[1].equalsIgnoreCase(local) && f[2].equalsIgnoreCase(remote)) {
+          try {
+            return OptionalInt.of((int) Long.parseLong(f[7]));
+          } catch (NumberFormatException e) {
+            return OptionalInt.empty();
+          }
+        }
+      }
+    }
+    return OptionalInt.empty();
+  }
+
+  /** The kernel's text for an address and port in the given table (null if it cannot appear). */
+  static String encode(InetSocketAddress a, boolean six) {
+    InetAddress ip = a.getAddress();
+    byte[] b;
+    if (ip instanceof Inet4Address) {
+      if (!six) {
+        return words(ip.getAddress()) + ":" + port(a.getPort());
+      }
+      b = new byte[16];
+      b[10] = (byte) 0xff;
+      b[11] = (byte) 0xff;
+      System.arraycopy(ip.getAddress(), 0, b, 12, 4);
+    } else if (ip instanceof Inet6Address) {
+      if (!six) {
+        return null;
+      }
+      b = ip.getAddress();
+    } else {
+      return null;
+    }
+    return words(b) + ":" + port(a.getPort());
+  }
+
+  /** Each 32-bit word printed as the host-order integer it is in memory. */
+  private static String words(byte[] b) {
+    StringBuilder sb = new StringBuilder();
+    boolean little = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+    for (int w = 0; w < b.length; w += 4) {
+      for (int i = 0; i < 4; i++) {
+        int idx = little ? w + 3 - i : w + i;
+        sb.append(String.format(Locale.ROOT, "%02X", b[idx] & 0xff));
+      }
+    }
+    return sb.toString();
+  }
+
+  private static String port(int p) {
+    return String.format(Locale.ROOT, "%04X", p);
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * Implementation of pmix-server: the progress-thread state (peers, namespaces, ranks, collective
+ * trackers, the modex store), the job-data builder, the per-connection Netty handler and the
+ * socket-owner check. Not API: anything here may change without notice.
+ *
+ * <p>Threading rule of this package: every mutable object is owned by the server's progress
+ * thread (a single-threaded Netty event loop) and is touched only from it; other threads hand work
+ * to it with {@code execute}. Nothing here takes a lock.
+ */
+@CheckReturnValue
+package io.pmix.server.internal;
+
+import com.google.errorprone.annotations.CheckReturnValue;

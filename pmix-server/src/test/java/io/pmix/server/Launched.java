@@ -1,0 +1,95 @@
+package io.pmix.server;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** A child process started with a server's {@code setupFork} environment, for tests. */
+final class Launched {
+  final Process process;
+  final Path out;
+  final Path err;
+
+  private Launched(Process process, Path out, Path err) {
+    this.process = process;
+    this.out = out;
+    this.err = err;
+  }
+
+  /** The uid of this process (the owner of /proc/self). */
+  static int myUid() {
+    try {
+      return (Integer) Files.getAttribute(Paths.get("/proc/self"), "unix:uid");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The gid of this process. */
+  static int myGid() {
+    try {
+      return (Integer) Files.getAttribute(Paths.get("/proc/self"), "unix:gid");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  static Launched start(Path exe, Map<String, String> env, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(exe.toString());
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    // A clean PMIx environment: nothing inherited may point the child at another server.
+    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
+    pb.environment().putAll(env);
+    Path out = Files.createTempFile("pmix-it", ".out");
+    Path err = Files.createTempFile("pmix-it", ".err");
+    pb.redirectOutput(out.toFile());
+    pb.redirectError(err.toFile());
+    return new Launched(pb.start(), out, err);
+  }
+
+  /** Waits for exit (killing the process after {@code timeout}); returns the exit status. */
+  int await(Duration timeout) throws InterruptedException {
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      process.waitFor();
+      return -1;
+    }
+    return process.exitValue();
+  }
+
+  String stdout() throws IOException {
+    return Files.readString(out, StandardCharsets.UTF_8);
+  }
+
+  String stderr() throws IOException {
+    return Files.readString(err, StandardCharsets.UTF_8);
+  }
+
+  /** The {@code name=value} lines of stdout. */
+  Map<String, String> values() throws IOException {
+    Map<String, String> m = new LinkedHashMap<>();
+    for (String line : stdout().split("\n")) {
+      int eq = line.indexOf('=');
+      if (eq > 0) {
+        m.put(line.substring(0, eq), line.substring(eq + 1));
+      }
+    }
+    return m;
+  }
+
+  void cleanup() throws IOException {
+    Files.deleteIfExists(out);
+    Files.deleteIfExists(err);
+  }
+}

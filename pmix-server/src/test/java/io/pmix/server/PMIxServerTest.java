@@ -1,0 +1,239 @@
+package io.pmix.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectRequestCodec;
+import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.NativeCredential;
+import java.io.DataInputStream;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The public API over real sockets: life cycle, register-nspace semantics, setup-fork, security. */
+class PMIxServerTest {
+  private PMIxServer server;
+
+  @AfterEach
+  void tearDown() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static List<Info> job(int n) {
+    return List.of(Info.of(Keys.JOB_SIZE, Value.uint32(n)));
+  }
+
+  @Test
+  void registerNspaceBeforeStartIsErrInit() throws Exception {
+    server = PMIxServer.create(new HostModule() {}, ServerOptions.defaults());
+    assertEquals(Status.ERR_INIT, server.registerNspace("a", 1, job(1)));
+    assertEquals(
+        Status.ERR_INIT,
+        server.registerNspaceAsync("a", 1, job(1)).toCompletableFuture().get(5, TimeUnit.SECONDS));
+    assertEquals(Status.ERR_INIT, server.registerClient(Proc.of("a", 0), 0, 0));
+  }
+
+  @Test
+  void registerNspaceBlockingAndAsync() throws Exception {
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace("a", 2, job(2)));
+    Status async =
+        server.registerNspaceAsync("b", 1, job(1)).toCompletableFuture().get(5, TimeUnit.SECONDS);
+    assertEquals(Status.SUCCESS, async);
+    // The stage is completed by the progress thread: a continuation attached before completion
+    // runs there (one attached after runs on the attaching thread, as CompletableFuture does).
+    assertTrue(onProgressThread().getName().startsWith("pmix-progress"));
+    ServerSnapshot s = server.snapshot();
+    assertEquals(2, s.namespace("a").orElseThrow().nlocalprocs());
+    assertTrue(s.namespace("b").orElseThrow().registered());
+    // A malformed registration is refused with the reason.
+    assertEquals(
+        Status.ERR_BAD_PARAM,
+        server.registerNspace(
+            "c", 1, List.of(Info.of(Keys.NODE_MAP, Value.of("x,y")), Info.of(Keys.PROC_MAP, Value.of("0")))));
+  }
+
+  /** Runs a continuation that lands on the progress thread; returns that thread. */
+  private Thread onProgressThread() throws Exception {
+    for (int attempt = 0; attempt < 1000; attempt++) {
+      AtomicReference<Thread> t = new AtomicReference<>();
+      server
+          .registerNspaceAsync("probe", 1, job(1))
+          .thenRun(() -> t.set(Thread.currentThread()))
+          .toCompletableFuture()
+          .get(5, TimeUnit.SECONDS);
+      if (t.get() != Thread.currentThread()) {
+        return t.get();
+      }
+    }
+    throw new AssertionError("no continuation ever ran on the progress thread");
+  }
+
+  @Test
+  void blockingCallOnTheProgressThreadIsRefused() throws Exception {
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    for (int attempt = 0; attempt < 1000; attempt++) {
+      AtomicReference<Thread> ranOn = new AtomicReference<>();
+      CompletableFuture<Status> nested =
+          server
+              .registerNspaceAsync("a", 1, job(1))
+              .thenApply(
+                  s -> {
+                    ranOn.set(Thread.currentThread());
+                    return server.registerNspace("b", 1, job(1));
+                  })
+              .toCompletableFuture();
+      try {
+        Status unused = nested.join();
+        assertEquals(Thread.currentThread(), ranOn.get(), "ran on the progress thread yet blocked");
+      } catch (CompletionException e) {
+        assertTrue(e.getCause() instanceof IllegalStateException, e.toString());
+        assertTrue(ranOn.get().getName().startsWith("pmix-progress"));
+        return;
+      }
+    }
+    throw new AssertionError("no continuation ever ran on the progress thread");
+  }
+
+  @Test
+  void afterShutdownEverythingIsNotAvailable() throws Exception {
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    server.close();
+    assertTrue(server.isShutdown());
+    assertTrue(server.isTerminated());
+    assertEquals(Status.ERR_NOT_AVAILABLE, server.registerNspace("a", 1, job(1)));
+    assertEquals(
+        Status.ERR_NOT_AVAILABLE,
+        server.registerNspaceAsync("a", 1, job(1)).toCompletableFuture().get(5, TimeUnit.SECONDS));
+    assertThrows(IllegalStateException.class, () -> server.setupFork(Proc.of("a", 0)));
+    server.close(); // idempotent
+  }
+
+  @Test
+  void shutdownClosesConnectionsAndTheListener() throws Exception {
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    int port = port(server);
+    Socket idle = new Socket(InetAddress.getLoopbackAddress(), port);
+    server.close();
+    idle.setSoTimeout(5000);
+    int b;
+    try {
+      b = idle.getInputStream().read();
+    } catch (java.net.SocketException e) {
+      b = -1; // reset: a connection still in the accept queue when the listener closed
+    }
+    assertEquals(-1, b);
+    idle.close();
+    assertThrows(java.io.IOException.class, () -> new Socket(InetAddress.getLoopbackAddress(), port).close());
+  }
+
+  @Test
+  void uriAndSetupForkFollowTheFourTwoTwoConventions() {
+    server =
+        PMIxServer.init(
+            new HostModule() {},
+            ServerOptions.builder().serverNspace("javasrv").serverRank(77).hostname("node7").build());
+    assertTrue(server.uri().matches("javasrv\\.77;tcp4://127\\.0\\.0\\.1:\\d+"), server.uri());
+    Map<String, String> env = server.setupFork(Proc.of("job", 3));
+    assertEquals(
+        List.of(
+            "PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
+            "PMIX_SERVER_URI3", "PMIX_SERVER_URI2", "PMIX_SERVER_URI21", "PMIX_SECURITY_MODE",
+            "PMIX_BFROP_BUFFER_TYPE", "PMIX_GDS_MODULE", "PMIX_SERVER_TMPDIR",
+            "PMIX_SYSTEM_TMPDIR", "PMIX_HOSTNAME", "PMIX_VERSION"),
+        List.copyOf(env.keySet()));
+    assertEquals("job", env.get("PMIX_NAMESPACE"));
+    assertEquals("3", env.get("PMIX_RANK"));
+    assertEquals(server.uri(), env.get("PMIX_SERVER_URI41"));
+    assertEquals("native", env.get("PMIX_SECURITY_MODE"));
+    assertEquals("PMIX_BFROP_BUFFER_NON_DESC", env.get("PMIX_BFROP_BUFFER_TYPE"));
+    assertEquals("hash", env.get("PMIX_GDS_MODULE"));
+    assertEquals("node7", env.get("PMIX_HOSTNAME"));
+    assertEquals("4.2.2", env.get("PMIX_VERSION"));
+    assertFalse(env.containsKey("PMIX_DSTORE_21_BASE_PATH"));
+  }
+
+  private static int port(PMIxServer s) {
+    return Integer.parseInt(s.uri().substring(s.uri().lastIndexOf(':') + 1));
+  }
+
+  /** Connects with a native credential claiming {@code uid}; returns the reply or -1 on close. */
+  private static long handshake(int port, String nspace, int uid, int gid) throws Exception {
+    ConnectRequest req =
+        ConnectRequest.builder()
+            .security("native", new NativeCredential(uid, gid).toBytes())
+            .kind(ConnectorKind.SIMPLE_CLIENT)
+            .procId(nspace, 0)
+            .build();
+    ByteBuf b = ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req);
+    byte[] bytes = ByteBufUtil.getBytes(b);
+    b.release();
+    try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+      s.setSoTimeout(5000);
+      s.getOutputStream().write(bytes);
+      InputStream in = s.getInputStream();
+      DataInputStream d = new DataInputStream(in);
+      try {
+        return d.readLong();
+      } catch (java.io.EOFException | java.net.SocketException e) {
+        return -1;
+      }
+    }
+  }
+
+  @Test
+  void kernelOwnerOfTheSocketMustMatchTheRegistration() throws Exception {
+    int me = Launched.myUid();
+    int other = me + 4242;
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace("k", 1, job(1)));
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerClient(Proc.of("k", 0), other, 0));
+    // The claimed credential matches the registration, but the kernel says the socket is ours.
+    assertEquals(-1, handshake(port(server), "k", other, 0));
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace("m", 1, job(1)));
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerClient(Proc.of("m", 0), me, 0));
+    assertEquals(0L, handshake(port(server), "m", me, 0)); // status 0, index 0
+  }
+
+  @Test
+  void trustClaimedCredentialsKeepsTheCBehaviour() throws Exception {
+    int other = Launched.myUid() + 4242;
+    server =
+        PMIxServer.init(
+            new HostModule() {}, ServerOptions.builder().trustClaimedCredentials(true).build());
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace("k", 1, job(1)));
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerClient(Proc.of("k", 0), other, 0));
+    assertEquals(0L, handshake(port(server), "k", other, 0));
+    // A credential that differs from the registration is still refused.
+    assertEquals(-1, handshake(port(server), "k", other + 1, 0));
+  }
+
+  @Test
+  void awaitTerminationWithoutShutdownTimesOut() throws Exception {
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    assertFalse(server.awaitTermination(Duration.ofMillis(50)));
+  }
+}
