@@ -1,0 +1,367 @@
+package io.pmix.client;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
+import io.pmix.client.internal.ClientHolder;
+import io.pmix.client.internal.ClientState;
+import io.pmix.common.DataRange;
+import io.pmix.common.Info;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Scope;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The PMIx client API: what a Java application calls to learn who it is, exchange data with its
+ * peers, synchronise with them and talk to the PMIx server that launched it. Like the C API it is
+ * a set of static calls on one process-wide client.
+ *
+ * <h2>Life cycle</h2>
+ *
+ * {@link #init} connects to the server named by the environment a PMIx server gives its children
+ * ({@code PMIX_SERVER_URI41}, {@code PMIX_NAMESPACE}, {@code PMIX_RANK}, ...), fetches the job's
+ * data once and keeps it, so a get of job information is a local lookup. Without a server in the
+ * environment the process runs as a <em>singleton</em> ({@link #isSingleton()}): a job of one,
+ * where puts, gets of its own data and fences of itself work. Init is reference counted: only the
+ * first init connects and only the matching last {@link #finalize} disconnects; it then stops the
+ * library's threads and waits for them, so init may be called again at once and starts afresh.
+ *
+ * <h2>Threads and futures</h2>
+ *
+ * Every operation has a blocking form and a non-blocking {@code ...Async} form returning a {@link
+ * CompletableFuture}; the blocking form waits for that future. Futures complete, and event
+ * handlers run, on the library's callback thread, never on its I/O (progress) thread and never
+ * under a library lock. Blocking calls made on the callback thread (from a handler or a dependent
+ * stage of a future) throw {@link IllegalStateException} instead of deadlocking; use the
+ * non-blocking forms there. All methods are thread-safe.
+ *
+ * <h2>Errors</h2>
+ *
+ * What the server or the protocol decides is a {@link PmixException} carrying the {@link Status}
+ * (for the non-blocking forms: the future completes exceptionally with it). Caller mistakes are
+ * the JDK's exceptions: {@code NullPointerException}, {@code IllegalArgumentException}, and
+ * {@code IllegalStateException} for any call but {@link #init} while not initialized.
+ *
+ * <p>Not yet supported (they fail with {@code ERR_NOT_SUPPORTED}): {@link #connect}, {@link
+ * #disconnect} and {@link #spawn}.
+ */
+public final class PMIx {
+  private PMIx() {}
+
+  private static ClientState state() {
+    return ClientHolder.require();
+  }
+
+  private static <T> T await(CompletableFuture<T> f, String operation) {
+    return ClientState.await(f, operation);
+  }
+
+  // ---- life cycle ----
+
+  /**
+   * Initialises the client, or counts one more init if it already is.
+   *
+   * @param directives init attributes; none is interpreted yet (the C client's {@code
+   *     pmix.srvr.uri} and programming-model attributes are ignored)
+   * @return this process's name
+   * @throws PmixException if the server cannot be reached or refuses us ({@code ERR_UNREACH}), or
+   *     the environment names a server this library cannot talk to ({@code ERR_NOT_SUPPORTED})
+   * @throws IllegalStateException if called on the library's callback thread
+   */
+  @CanIgnoreReturnValue
+  public static Proc init(Info... directives) {
+    return ClientHolder.init(System.getenv(), List.of(directives)).me();
+  }
+
+  /**
+   * Finalizes the client. A nested finalize only counts; the last one tells the server (waiting at
+   * most two seconds for its answer), closes the connection, fails operations still pending with
+   * {@code ERR_INIT}, and returns after the library's threads have ended.
+   *
+   * @param directives {@code pmix.embed.barrier} (bool) fences the whole namespace first
+   * @throws IllegalStateException if not initialized, or called on the library's callback thread
+   */
+  public static void finalize(Info... directives) {
+    var unused = ClientHolder.finalizeClient(List.of(directives));
+  }
+
+  /** Whether the client is initialized. */
+  public static boolean initialized() {
+    return ClientHolder.peek() != null;
+  }
+
+  /**
+   * Whether this process runs without a server (no {@code PMIX_SERVER_URI*} in its environment).
+   *
+   * @throws IllegalStateException if not initialized
+   */
+  public static boolean isSingleton() {
+    return state().isSingleton();
+  }
+
+  /**
+   * This process's name.
+   *
+   * @throws IllegalStateException if not initialized
+   */
+  public static Proc myProc() {
+    return state().me();
+  }
+
+  // ---- data exchange ----
+
+  /**
+   * Stores a value under {@code key} for others to get after the next {@link #commit}. It is
+   * visible to this process's own gets at once. Keys starting with {@code pmix} and scope {@link
+   * Scope#INTERNAL} stay in this process. Never blocks.
+   *
+   * @throws IllegalArgumentException if the scope is UNDEF or the key is empty or longer than 511
+   *     bytes
+   */
+  public static void put(Scope scope, String key, Value value) {
+    state().put(scope, key, value);
+  }
+
+  /** Sends the values put since the last commit to the server; see {@link #commitAsync}. */
+  public static void commit() {
+    await(commitAsync(), "commit");
+  }
+
+  /** Non-blocking {@link #commit}. */
+  public static CompletableFuture<Void> commitAsync() {
+    return state().commit();
+  }
+
+  /**
+   * Waits until every process of this namespace has called fence.
+   *
+   * @param directives {@code pmix.collect} (bool) also gathers everyone's committed data; {@code
+   *     pmix.timeout} (int seconds)
+   */
+  public static void fence(Info... directives) {
+    await(fenceAsync(List.of(), directives), "fence");
+  }
+
+  /**
+   * Waits until every process of {@code procs} has called fence ({@link Proc#wildcard} names a
+   * whole namespace; an empty collection means this namespace).
+   */
+  public static void fence(Collection<Proc> procs, Info... directives) {
+    await(fenceAsync(procs, directives), "fence");
+  }
+
+  /** Non-blocking {@link #fence(Collection, Info...)}. */
+  public static CompletableFuture<Void> fenceAsync(Collection<Proc> procs, Info... directives) {
+    return state().fence(requireNonNull(procs, "procs"), List.of(directives));
+  }
+
+  /**
+   * The value of {@code key} for {@code proc}. Job information ({@code proc} with rank {@link
+   * Proc#RANK_WILDCARD}, or any rank for per-process keys such as {@code pmix.lrank}) and this
+   * process's own puts are answered locally; a peer's committed data is fetched from the server
+   * once and then cached.
+   *
+   * @param directives {@code pmix.optional} (only look locally), {@code pmix.immediate} (the server
+   *     answers at once, without waiting for the peer's commit), {@code pmix.timeout} (int
+   *     seconds), and the realm qualifiers {@code pmix.hname}, {@code pmix.nodeid}, {@code
+   *     pmix.appnum}, {@code pmix.session.id}
+   * @throws PmixException {@code ERR_NOT_FOUND} if nobody has the key, {@code ERR_TIMEOUT}, ...
+   */
+  public static Value get(Proc proc, String key, Info... directives) {
+    return await(getAsync(proc, key, directives), "get");
+  }
+
+  /** Non-blocking {@link #get}. */
+  public static CompletableFuture<Value> getAsync(Proc proc, String key, Info... directives) {
+    return state().get(proc, key, List.of(directives));
+  }
+
+  // ---- publish / lookup ----
+
+  /**
+   * Publishes data for other processes to look up. The infos are the data, mixed with directives
+   * the server interprets ({@code pmix.range}, {@code pmix.persist}, {@code pmix.timeout}).
+   */
+  public static void publish(Info... info) {
+    await(publishAsync(info), "publish");
+  }
+
+  /** Non-blocking {@link #publish}. */
+  public static CompletableFuture<Void> publishAsync(Info... info) {
+    if (info.length == 0) {
+      throw new IllegalArgumentException("nothing to publish");
+    }
+    return state().publish(List.of(info));
+  }
+
+  /**
+   * Looks published keys up.
+   *
+   * @param directives {@code pmix.range}, {@code pmix.wait} (int: how many keys to wait for, 0 =
+   *     all), {@code pmix.timeout}
+   * @return the data found, each with its publisher
+   * @throws PmixException {@code ERR_NOT_FOUND} if none of the keys exists
+   */
+  public static List<Value.PData> lookup(Collection<String> keys, Info... directives) {
+    return await(lookupAsync(keys, directives), "lookup");
+  }
+
+  /** Non-blocking {@link #lookup}. */
+  public static CompletableFuture<List<Value.PData>> lookupAsync(
+      Collection<String> keys, Info... directives) {
+    if (keys.isEmpty()) {
+      throw new IllegalArgumentException("no keys to look up");
+    }
+    return state().lookup(keys, List.of(directives));
+  }
+
+  /** Removes published keys; an empty collection removes everything this process published. */
+  public static void unpublish(Collection<String> keys, Info... directives) {
+    await(unpublishAsync(keys, directives), "unpublish");
+  }
+
+  /** Non-blocking {@link #unpublish}. */
+  public static CompletableFuture<Void> unpublishAsync(Collection<String> keys, Info... directives) {
+    return state().unpublish(requireNonNull(keys, "keys"), List.of(directives));
+  }
+
+  // ---- events ----
+
+  /**
+   * Registers {@code handler} for events with one of {@code codes}, or for every event when
+   * {@code codes} is empty (a default handler, called after the specific ones).
+   *
+   * @return the registration's id, for {@link #deregisterEventHandler}
+   */
+  @CanIgnoreReturnValue
+  public static long registerEventHandler(
+      Collection<Status> codes, EventHandler handler, Info... directives) {
+    return await(registerEventHandlerAsync(codes, handler, directives), "registerEventHandler");
+  }
+
+  /** Non-blocking {@link #registerEventHandler}. */
+  public static CompletableFuture<Long> registerEventHandlerAsync(
+      Collection<Status> codes, EventHandler handler, Info... directives) {
+    return state().registerEventHandler(requireNonNull(codes, "codes"), handler, List.of(directives));
+  }
+
+  /** Removes a registration. */
+  public static void deregisterEventHandler(long id) {
+    await(deregisterEventHandlerAsync(id), "deregisterEventHandler");
+  }
+
+  /** Non-blocking {@link #deregisterEventHandler}. */
+  public static CompletableFuture<Void> deregisterEventHandlerAsync(long id) {
+    return state().deregisterEventHandler(id);
+  }
+
+  /**
+   * Raises an event with this process as its source: the server delivers it to the processes in
+   * {@code range} (except this one), and this process's own matching handlers run too. {@link
+   * DataRange#PROC_LOCAL} stays in this process.
+   */
+  public static void notifyEvent(Status code, DataRange range, Info... info) {
+    await(notifyEventAsync(code, range, info), "notifyEvent");
+  }
+
+  /** Non-blocking {@link #notifyEvent}. */
+  public static CompletableFuture<Void> notifyEventAsync(Status code, DataRange range, Info... info) {
+    return state().notifyEvent(code, range, List.of(info));
+  }
+
+  // ---- other requests ----
+
+  /**
+   * Asks the server to abort {@code procs} (the whole namespace when none is given) with this
+   * status and message. Returns when the server has acknowledged; the process is normally killed
+   * soon after.
+   */
+  public static void abort(Status status, @Nullable String message, Proc... procs) {
+    await(abortAsync(status, message, procs), "abort");
+  }
+
+  /** Non-blocking {@link #abort}. */
+  public static CompletableFuture<Void> abortAsync(
+      Status status, @Nullable String message, Proc... procs) {
+    return state().abort(status, message, List.of(procs));
+  }
+
+  /**
+   * Asks the server (and through it the host) the queries.
+   *
+   * @return one info per answered key
+   */
+  public static List<Info> query(List<Value.Query> queries) {
+    return await(queryAsync(queries), "query");
+  }
+
+  /** Non-blocking {@link #query}. */
+  public static CompletableFuture<List<Info>> queryAsync(List<Value.Query> queries) {
+    if (queries.isEmpty()) {
+      throw new IllegalArgumentException("no queries");
+    }
+    return state().query(queries);
+  }
+
+  /**
+   * Sends log data (for example {@code pmix.log.stderr}) to the server's log channels.
+   *
+   * @param data at least one info
+   */
+  public static void log(List<Info> data, Info... directives) {
+    await(logAsync(data, directives), "log");
+  }
+
+  /** Non-blocking {@link #log}. */
+  public static CompletableFuture<Void> logAsync(List<Info> data, Info... directives) {
+    return state().log(data, List.of(directives));
+  }
+
+  // ---- not yet supported ----
+
+  /** Connect: not supported yet; always fails with {@code ERR_NOT_SUPPORTED}. */
+  public static void connect(Collection<Proc> procs, Info... directives) {
+    await(connectAsync(procs, directives), "connect");
+  }
+
+  /** Non-blocking {@link #connect}: an already failed future. */
+  public static CompletableFuture<Void> connectAsync(Collection<Proc> procs, Info... directives) {
+    var unused = state();
+    return CompletableFuture.failedFuture(
+        new PmixException(Status.ERR_NOT_SUPPORTED, "PMIx.connect is not implemented yet"));
+  }
+
+  /** Disconnect: not supported yet; always fails with {@code ERR_NOT_SUPPORTED}. */
+  public static void disconnect(Collection<Proc> procs, Info... directives) {
+    await(disconnectAsync(procs, directives), "disconnect");
+  }
+
+  /** Non-blocking {@link #disconnect}: an already failed future. */
+  public static CompletableFuture<Void> disconnectAsync(Collection<Proc> procs, Info... directives) {
+    var unused = state();
+    return CompletableFuture.failedFuture(
+        new PmixException(Status.ERR_NOT_SUPPORTED, "PMIx.disconnect is not implemented yet"));
+  }
+
+  /**
+   * Spawn: not supported yet; always fails with {@code ERR_NOT_SUPPORTED}.
+   *
+   * @return the new job's namespace, once supported
+   */
+  public static String spawn(List<Value.App> apps, Info... jobInfo) {
+    return await(spawnAsync(apps, jobInfo), "spawn");
+  }
+
+  /** Non-blocking {@link #spawn}: an already failed future. */
+  public static CompletableFuture<String> spawnAsync(List<Value.App> apps, Info... jobInfo) {
+    var unused = state();
+    return CompletableFuture.failedFuture(
+        new PmixException(Status.ERR_NOT_SUPPORTED, "PMIx.spawn is not implemented yet"));
+  }
+}

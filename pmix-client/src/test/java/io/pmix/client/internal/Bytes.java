@@ -1,0 +1,42 @@
+package io.pmix.client.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+
+/** Builds expected byte strings from hex runs and NUL-terminated text, as commands.md shows them. */
+final class Bytes {
+  private Bytes() {}
+
+  /** Parts: a {@code String} starting with {@code '} is text plus its NUL; any other is hex. */
+  static byte[] of(String... parts) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (String p : parts) {
+      if (p.startsWith("'")) {
+        out.writeBytes(p.substring(1).getBytes(StandardCharsets.UTF_8));
+        out.write(0);
+      } else {
+        for (String h : com.google.common.base.Splitter.on(' ').omitEmptyStrings().split(p)) {
+          if (!h.isEmpty()) {
+            out.write(Integer.parseInt(h, 16));
+          }
+        }
+      }
+    }
+    return out.toByteArray();
+  }
+
+  /** The readable bytes of a buffer as hex, releasing it. */
+  static String hexAndRelease(ByteBuf b) {
+    try {
+      return ByteBufUtil.hexDump(b);
+    } finally {
+      b.release();
+    }
+  }
+
+  static String hex(byte[] b) {
+    return ByteBufUtil.hexDump(b);
+  }
+}

@@ -1,0 +1,155 @@
+package io.pmix.client.it;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pmix.common.testing.CProcess;
+import io.pmix.common.testing.CPrograms;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Runs a job under the real C host server ({@code pmix_host_server.c} of pmix-testkit, compiled
+ * against the installed libpmix at test time) and collects what its children print. The children
+ * are usually forked JVMs running {@link ClientMain}, with this JVM's class path.
+ */
+final class HostServerRun {
+  private static final Pattern LINE =
+      Pattern.compile("JCLIENT (\\d+) (\\S+) (OK|FAIL) ?(.*)");
+
+  final int exitCode;
+  final List<String> lines;
+  final String stderr;
+
+  private HostServerRun(int exitCode, List<String> lines, String stderr) {
+    this.exitCode = exitCode;
+    this.lines = lines;
+    this.stderr = stderr;
+  }
+
+  /** The C host server, built for this test run. */
+  static Path hostServer() {
+    return CPrograms.compile("../pmix-testkit/src/main/c/pmix_host_server.c");
+  }
+
+  /** The C client of the test kit. */
+  static Path cClient() {
+    return CPrograms.compile("../pmix-testkit/src/main/c/pmix_client_check.c");
+  }
+
+  /** The command line of a forked JVM running {@link ClientMain} with these steps. */
+  static List<String> javaClient(String... steps) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Xss1m");
+    cmd.add("-XX:TieredStopAtLevel=1");
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(ClientMain.class.getName());
+    Collections.addAll(cmd, steps);
+    return cmd;
+  }
+
+  /** Runs {@code pmix_host_server -n N [serverArgs] -- command} and waits for it. */
+  static HostServerRun run(int n, List<String> serverArgs, List<String> command, Duration timeout)
+      throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(hostServer().toString());
+    cmd.add("-n");
+    cmd.add(Integer.toString(n));
+    cmd.add("--timeout");
+    cmd.add(Long.toString(CProcess.scaled(timeout).toSeconds()));
+    cmd.addAll(serverArgs);
+    cmd.add("--");
+    cmd.addAll(command);
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    // A test JVM started under a PMIx server must not hand its own identity to the children.
+    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
+    Process p = pb.start();
+    StringBuilder err = new StringBuilder();
+    Thread drain =
+        new Thread(
+            () -> {
+              try (BufferedReader r =
+                  new BufferedReader(new InputStreamReader(p.getErrorStream(), UTF_8))) {
+                for (String l; (l = r.readLine()) != null; ) {
+                  synchronized (err) {
+                    if (err.length() < 200_000) {
+                      err.append(l).append('\n');
+                    }
+                  }
+                }
+              } catch (IOException e) {
+                // the process is gone
+              }
+            },
+            "host-server-stderr");
+    drain.setDaemon(true);
+    drain.start();
+    List<String> lines = new ArrayList<>();
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), UTF_8))) {
+      for (String l; (l = r.readLine()) != null; ) {
+        lines.add(l);
+      }
+    }
+    if (!p.waitFor(CProcess.scaled(timeout).toSeconds() + 30, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+    }
+    drain.join(5000);
+    synchronized (err) {
+      return new HostServerRun(p.exitValue(), lines, err.toString());
+    }
+  }
+
+  /** Everything the children and the server printed, for failure messages. */
+  String describe() {
+    return "exit " + exitCode + "\n--- stdout ---\n" + String.join("\n", lines)
+        + "\n--- stderr (tail) ---\n" + tail(stderr, 6000);
+  }
+
+  private static String tail(String s, int n) {
+    return s.length() <= n ? s : s.substring(s.length() - n);
+  }
+
+  /** The detail of rank {@code rank}'s line for {@code step}, asserting that it says OK. */
+  String ok(int rank, String step) {
+    for (String l : lines) {
+      Matcher m = LINE.matcher(l);
+      if (m.matches() && Integer.parseInt(m.group(1)) == rank && m.group(2).equals(step)) {
+        assertEquals("OK", m.group(3), () -> "rank " + rank + " step " + step + ": " + describe());
+        return m.group(4);
+      }
+    }
+    throw new AssertionError("no line of rank " + rank + " for step " + step + ": " + describe());
+  }
+
+  /** The key=value pairs of rank {@code rank}'s OK line for {@code step}. */
+  Map<String, String> values(int rank, String step) {
+    Map<String, String> out = new TreeMap<>();
+    for (String kv : com.google.common.base.Splitter.on(' ').split(ok(rank, step))) {
+      int eq = kv.indexOf('=');
+      if (eq > 0) {
+        out.put(kv.substring(0, eq), kv.substring(eq + 1));
+      }
+    }
+    return out;
+  }
+
+  /** Asserts the server and every child exited 0. */
+  void assertSuccess() {
+    assertEquals(0, exitCode, this::describe);
+    assertTrue(lines.stream().anyMatch(l -> l.equals("HOST EXIT 0")), this::describe);
+  }
+}

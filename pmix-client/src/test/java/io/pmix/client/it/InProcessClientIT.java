@@ -1,0 +1,159 @@
+package io.pmix.client.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pmix.client.Event;
+import io.pmix.client.PMIx;
+import io.pmix.client.TeardownChecks;
+import io.pmix.client.internal.ClientHolder;
+import io.pmix.common.Info;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Scope;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.testing.CProcess;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * This test JVM itself as the client, so the teardown can be inspected from inside: the C host
+ * server registers a job of one whose launched child only sleeps, and this JVM connects in that
+ * child's place with the environment the server would have given it.
+ */
+class InProcessClientIT {
+  private static final Pattern READY =
+      Pattern.compile("HOST READY nspace=(\\S+) .* tmpdir=(\\S+) uri=(\\S+) usec=.*");
+
+  private CProcess server;
+  private Map<String, String> env;
+
+  @BeforeEach
+  void startServer() {
+    server =
+        CProcess.builder(HostServerRun.hostServer())
+            .args("-n", "1", "--timeout", "300", "--", "sleep", "300")
+            .name("pmix_host_server")
+            .start();
+    String line = server.readLine(Duration.ofSeconds(60));
+    Matcher m = READY.matcher(line);
+    assertTrue(m.matches(), line);
+    env = new HashMap<>();
+    env.put("PMIX_NAMESPACE", m.group(1));
+    env.put("PMIX_RANK", "0");
+    env.put("PMIX_SERVER_URI41", m.group(3));
+    env.put("PMIX_SERVER_URI4", m.group(3));
+    env.put("PMIX_SECURITY_MODE", "native");
+    env.put("PMIX_BFROP_BUFFER_TYPE", "PMIX_BFROP_BUFFER_NON_DESC");
+    env.put("PMIX_GDS_MODULE", "hash");
+    env.put("PMIX_SERVER_TMPDIR", m.group(2));
+  }
+
+  @AfterEach
+  void stop() {
+    while (ClientHolder.peek() != null) {
+      PMIx.finalize();
+    }
+    server.close();
+    TeardownChecks.assertNothingRemains();
+  }
+
+  @Test
+  void singletonThenClientThenSingletonAgain() {
+    Proc single = ClientHolder.init(Map.of(), List.of()).me();
+    assertTrue(PMIx.isSingleton());
+    PMIx.put(Scope.GLOBAL, "left.over", Value.of("from the singleton"));
+    PMIx.fence();
+    PMIx.finalize();
+    TeardownChecks.assertNothingRemains();
+
+    Proc me = ClientHolder.init(env, List.of()).me();
+    assertFalse(PMIx.isSingleton(), "the singleton flag of the previous cycle must not survive");
+    assertEquals(Proc.of(env.get("PMIX_NAMESPACE"), 0), me);
+    assertEquals(1, PMIx.get(Proc.wildcard(me.nspace()), "pmix.job.size").asInt());
+    assertThrows(PmixException.class, () -> PMIx.get(me, "left.over"));
+    PMIx.put(Scope.GLOBAL, "k", Value.of(42));
+    PMIx.commit();
+    PMIx.fence(Info.of("pmix.collect", true));
+    assertEquals(Value.of(42), PMIx.get(me, "k"));
+    assertEquals(2, TeardownChecks.libraryThreads().size());
+    PMIx.finalize();
+    TeardownChecks.assertNothingRemains();
+
+    Proc again = ClientHolder.init(Map.of(), List.of()).me();
+    assertTrue(PMIx.isSingleton());
+    assertEquals(single, again);
+    PMIx.finalize();
+  }
+
+  @Test
+  void nestedInitUnderAServer() {
+    Proc a = ClientHolder.init(env, List.of()).me();
+    List<Thread> threads = TeardownChecks.libraryThreads();
+    Proc b = ClientHolder.init(env, List.of()).me();
+    assertEquals(a, b);
+    PMIx.finalize();
+    assertTrue(PMIx.initialized());
+    assertEquals(threads, TeardownChecks.libraryThreads(), "a nested finalize stops nothing");
+    PMIx.fence();
+    PMIx.finalize();
+    TeardownChecks.assertNothingRemains();
+  }
+
+  @Test
+  void aGetOfAKeyNobodyPutFailsFromTheServer() {
+    Proc me = ClientHolder.init(env, List.of()).me();
+    // A reserved key that the job data lacks: one GETNB with pmix.immediate, answered NOT_FOUND.
+    PmixException e =
+        assertThrows(PmixException.class, () -> PMIx.get(me, "pmix.no.such.key"));
+    assertEquals(Status.ERR_NOT_FOUND, e.status());
+    // The server of a 4.2.2 library cannot answer queries it has no host support for, or can.
+    try {
+      List<Info> r = PMIx.query(List.of(new Value.Query(List.of("pmix.qry.ns"), List.of())));
+      assertFalse(r.isEmpty());
+    } catch (PmixException q) {
+      assertTrue(q.status().code() < 0);
+    }
+    PMIx.log(List.of(Info.of("pmix.log.stderr", "log line from the Java client\n")));
+    PMIx.finalize();
+  }
+
+  @Test
+  void losingTheServerFailsPendingWorkAndRaisesAnEvent() throws Exception {
+    var unused = ClientHolder.init(env, List.of());
+    CompletableFuture<Event> lost = new CompletableFuture<>();
+    PMIx.registerEventHandler(List.of(Status.ERR_LOST_CONNECTION), lost::complete);
+    // A waiting lookup of a key nobody publishes stays parked at the host...
+    CompletableFuture<List<Value.PData>> pending =
+        PMIx.lookupAsync(
+            List.of("never.published"),
+            Info.of("pmix.wait", Value.of(1)),
+            Info.of("pmix.timeout", Value.of(120)));
+    Thread.sleep(500);
+    assertFalse(pending.isDone(), () -> "lookup answered: " + pending);
+    server.close();
+    Event e = lost.get(30, TimeUnit.SECONDS);
+    assertEquals(Status.ERR_LOST_CONNECTION, e.status());
+    ExecutionException x =
+        assertThrows(ExecutionException.class, () -> pending.get(30, TimeUnit.SECONDS));
+    assertTrue(x.getCause() instanceof PmixException, x.toString());
+    PmixException after = assertThrows(PmixException.class, () -> PMIx.fence());
+    assertEquals(Status.ERR_LOST_CONNECTION, after.status());
+    // Finalize after the server went away returns at once and cleans up.
+    PMIx.finalize();
+    TeardownChecks.assertNothingRemains();
+  }
+}
