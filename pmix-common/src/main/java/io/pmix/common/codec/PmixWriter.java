@@ -153,11 +153,13 @@ public final class PmixWriter {
     }
   }
 
-  /** items(T, n): the items of one pack call, with the run tags PID (and native INT/UINT/SIZE) take. */
+  /**
+   * items(T, n): the items of one pack call, with the run tags PID (and native INT/UINT/SIZE) take.
+   * C writes that run prefix (and POINTER's sentinel) even when n is 0, so an empty pack call of
+   * those types is not just its count (observed: PID gives {@code 00 0e}, POINTER {@code 00 01}).
+   * Data arrays never get here empty: C skips the elements of an empty array altogether.
+   */
   private void writeItems(DataType type, List<? extends Value> items) {
-    if (items.isEmpty()) {
-      return;
-    }
     switch (type) {
       case PID:
         writeTag(DataType.UINT32.code());
