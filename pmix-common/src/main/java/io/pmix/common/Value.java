@@ -303,12 +303,10 @@ public sealed interface Value
     public UInt {
       checkArgument(TYPES.contains(type), "%s is not an unsigned integer type", type);
       int bits = bits(type);
-      if (bits < 64) {
-        checkArgument(
-            value >= 0 && value < (1L << bits),
-            "%s out of range for %s",
-            Long.toUnsignedString(value),
-            type);
+      // Not checkArgument: its message argument would be built for every value a decoder makes.
+      if (bits < 64 && (value < 0 || value >= (1L << bits))) {
+        throw new IllegalArgumentException(
+            Long.toUnsignedString(value) + " out of range for " + type);
       }
     }
 

@@ -80,9 +80,50 @@ public final class FloatText {
   // sent something no C library would, so refuse rather than guess.
   private static String checked(String text) {
     String t = text.trim();
-    if (t.isEmpty() || !t.matches("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?")) {
+    if (!isDecimal(t)) {
       throw new PmixException(Status.ERR_UNPACK_FAILURE, "not a C floating-point text: " + text);
     }
     return t;
+  }
+
+  /**
+   * Whether {@code t} is {@code [+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?}. Scanned by hand: a regex
+   * compiled per call costs a decoder kilobytes per FLOAT item, and the backtracking form of that
+   * expression took seconds on a long run of digits.
+   */
+  private static boolean isDecimal(String t) {
+    int n = t.length();
+    int i = skipSign(t, 0);
+    int digits = 0;
+    for (; i < n && isDigit(t.charAt(i)); i++) {
+      digits++;
+    }
+    if (i < n && t.charAt(i) == '.') {
+      for (i++; i < n && isDigit(t.charAt(i)); i++) {
+        digits++;
+      }
+    }
+    if (digits == 0) {
+      return false;
+    }
+    if (i < n && (t.charAt(i) == 'e' || t.charAt(i) == 'E')) {
+      i = skipSign(t, i + 1);
+      int exponent = i;
+      while (i < n && isDigit(t.charAt(i))) {
+        i++;
+      }
+      if (i == exponent) {
+        return false;
+      }
+    }
+    return i == n;
+  }
+
+  private static int skipSign(String t, int i) {
+    return i < t.length() && (t.charAt(i) == '+' || t.charAt(i) == '-') ? i + 1 : i;
+  }
+
+  private static boolean isDigit(char c) {
+    return c >= '0' && c <= '9';
   }
 }

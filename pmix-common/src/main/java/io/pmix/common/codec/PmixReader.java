@@ -12,6 +12,7 @@ import io.pmix.common.Value;
 import io.netty.buffer.ByteBuf;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -28,22 +29,44 @@ import org.jspecify.annotations.Nullable;
  *   <li>more items than the caller has room for: {@code PMIX_ERR_UNPACK_INADEQUATE_SPACE};
  *   <li>a negative item count: {@code PMIX_ERR_BAD_PARAM} (C 4.2.2 reports success with the
  *       negative count, which is how a NON_DESC reader sees FULLY_DESC bytes);
- *   <li>a negative string length, or a string, count or nesting beyond {@link CodecLimits}:
- *       {@code PMIX_ERR_OUT_OF_RESOURCE};
- *   <li>a varint wider than its type, a string without its NUL: {@code PMIX_ERR_UNPACK_FAILURE};
+ *   <li>a negative string length, or a string, count, size or nesting beyond {@link CodecLimits}
+ *       (a size of 2^63 or more is beyond every limit): {@code PMIX_ERR_OUT_OF_RESOURCE}; so is a
+ *       run of POINTERs (which occupy no bytes of their own) that would make the pointers read so
+ *       far outnumber the bytes read so far by more than 64;
+ *   <li>a varint wider than its type, a string without its NUL, a FLOAT or DOUBLE whose text is
+ *       not C {@code %f} output of at most 1024 bytes, and, in a fully
+ *       described buffer, a pack call that does not start with the INT32 tag of its count (what
+ *       C reports when a NON_DESC buffer is read as FULLY_DESC): {@code PMIX_ERR_UNPACK_FAILURE};
  *   <li>an unknown or unregistered type code: {@code PMIX_ERR_UNKNOWN_DATA_TYPE};
- *   <li>in a fully described buffer, a tag that is not the expected type:
+ *   <li>in a fully described buffer, an item tag that is not the expected type:
  *       {@code PMIX_ERR_PACK_MISMATCH}.
  * </ul>
  *
- * <p>Memory allocated is bounded by the input's size: lists are never pre-sized beyond the bytes
- * that remain. After a failure the buffer position is unspecified (as in C). The reader borrows its
- * {@link ByteBuf}; not thread-safe.
+ * <p>No other exception escapes, whatever the bytes. Memory allocated is bounded by the input's
+ * size: lists are never pre-sized beyond the bytes that remain, and every item costs input bytes
+ * except POINTERs, which are rationed as above. After a failure the buffer position is unspecified
+ * (as in C). The reader borrows its {@link ByteBuf}; not thread-safe.
  */
 public final class PmixReader {
+  /**
+   * The longest FLOAT or DOUBLE text accepted: C's {@code %f} of -DBL_MAX is 317 bytes, so this
+   * leaves room for any plausible spelling while bounding the parser's work.
+   */
+  static final int MAX_FLOAT_TEXT = 1024;
+
+  /** The REGEX prefixes "pmix", "raw:" and "blob" as big-endian ints. */
+  private static final int REGEX_PMIX = 0x706d6978;
+  private static final int REGEX_RAW = 0x7261773a;
+  private static final int REGEX_BLOB = 0x626c6f62;
+
+  /** How many more POINTER items than bytes read a reader hands out. */
+  private static final int POINTER_ALLOWANCE = 64;
+
   private final ByteBuf in;
   private final WireFormat format;
   private final CodecLimits limits;
+  private final int startIndex;
+  private long pointers;
   private int depth;
 
   /** A reader of {@code in} in {@code format} under {@code limits}. */
@@ -51,6 +74,7 @@ public final class PmixReader {
     this.in = requireNonNull(in, "in");
     this.format = requireNonNull(format, "format");
     this.limits = requireNonNull(limits, "limits");
+    this.startIndex = in.readerIndex();
   }
 
   /** A reader in {@code format} with the default limits. */
@@ -91,7 +115,7 @@ public final class PmixReader {
       throw pastEnd("no pack call left in the buffer");
     }
     if (format.bufferType() == BufferType.FULLY_DESC) {
-      expectTag(DataType.INT32);
+      expectCountTag();
     }
     int n = readCount();
     if (n > maxItems) {
@@ -105,7 +129,39 @@ public final class PmixReader {
     if (!type.isRegistered()) {
       throw new PmixException(Status.ERR_UNKNOWN_DATA_TYPE, type + " is not a wire type");
     }
+    if (n == 0) {
+      readRunPrefix(type);
+    }
     return readItems(type, n);
+  }
+
+  /**
+   * What C writes before a run of PID (its tag), POINTER (its sentinel byte) and, under native
+   * psquash, INT/UINT/SIZE (their tags): once per run, and even before an empty run in a pack
+   * call (though not in an empty data array, whose elements C skips altogether).
+   */
+  private void readRunPrefix(DataType type) {
+    switch (type) {
+      case PID:
+        readPidTag();
+        break;
+      case POINTER:
+        readByte();
+        break;
+      case INT:
+      case UINT:
+        if (format.intEncoding() == IntEncoding.NATIVE) {
+          expectTag(DataType.INT32);
+        }
+        break;
+      case SIZE:
+        if (format.intEncoding() == IntEncoding.NATIVE) {
+          expectTag(DataType.UINT64);
+        }
+        break;
+      default:
+        break;
+    }
   }
 
   /** One pack call holding exactly one item of {@code type}. */
@@ -125,11 +181,14 @@ public final class PmixReader {
     if (format.bufferType() != BufferType.FULLY_DESC) {
       throw new IllegalStateException("only a fully described buffer describes itself");
     }
-    expectTag(DataType.INT32);
+    expectCountTag();
     int n = readCount();
     DataType t = readType();
     if (!t.isRegistered()) {
       throw new PmixException(Status.ERR_UNKNOWN_DATA_TYPE, t + " is not a wire type");
+    }
+    if (n == 0) {
+      readRunPrefix(t);
     }
     return readItems(t, n);
   }
@@ -204,10 +263,12 @@ public final class PmixReader {
     return checkItems(n);
   }
 
+  /** A count or an unsigned size, checked against the item limit. */
   private int checkItems(long n) {
-    if (n > limits.maxItems()) {
+    if (Long.compareUnsigned(n, limits.maxItems()) > 0) {
       throw new PmixException(
-          Status.ERR_OUT_OF_RESOURCE, n + " items exceed the limit of " + limits.maxItems());
+          Status.ERR_OUT_OF_RESOURCE,
+          Long.toUnsignedString(n) + " items exceed the limit of " + limits.maxItems());
     }
     return (int) n;
   }
@@ -215,6 +276,18 @@ public final class PmixReader {
   /** Preallocation never exceeds what the remaining input could hold. */
   private <T> List<T> newList(long n) {
     return new ArrayList<>((int) Math.min(n, in.readableBytes() + 1L));
+  }
+
+  /** C fails with UNPACK_FAILURE, not PACK_MISMATCH, when a pack call does not start with INT32. */
+  private void expectCountTag() {
+    int code = readTagCode();
+    if (code != DataType.INT32.code()) {
+      throw new PmixException(
+          Status.ERR_UNPACK_FAILURE,
+          "pack call starts with type "
+              + DataType.fromCode(code).map(DataType::pmixName).orElse("code " + code)
+              + " instead of the PMIX_INT32 of its count");
+    }
   }
 
   private void expectTag(DataType expected) {
@@ -234,49 +307,51 @@ public final class PmixReader {
   }
 
   private List<Value> readItems(DataType type, int n) {
-    List<Value> items = newList(n);
     if (n == 0) {
-      return items;
+      return new ArrayList<>(0);
     }
+    readRunPrefix(type);
+    if (type == DataType.POINTER) {
+      countPointers(n);
+      return new ArrayList<>(Collections.nCopies(n, Value.Pointer.INSTANCE));
+    }
+    List<Value> items = newList(n);
+    for (int i = 0; i < n; i++) {
+      items.add(readRunItem(type));
+    }
+    return items;
+  }
+
+  /**
+   * POINTER items occupy no bytes (a run of any length is one sentinel byte), so a few bytes could
+   * otherwise make the reader allocate millions of list slots.
+   */
+  private void countPointers(int n) {
+    pointers += n;
+    long read = (long) in.readerIndex() - startIndex;
+    if (pointers > read + POINTER_ALLOWANCE) {
+      throw new PmixException(
+          Status.ERR_OUT_OF_RESOURCE,
+          "a run of " + n + " pointers makes " + pointers + " from " + read + " bytes");
+    }
+  }
+
+  /** One item of a run whose prefix (see {@link #readRunPrefix}) has been read. */
+  private Value readRunItem(DataType type) {
     switch (type) {
       case PID:
-        readPidTag();
-        for (int i = 0; i < n; i++) {
-          items.add(Value.pid((int) readUnsigned(32)));
-        }
-        return items;
-      case POINTER:
-        readByte();
-        for (int i = 0; i < n; i++) {
-          items.add(Value.Pointer.INSTANCE);
-        }
-        return items;
+        return Value.pid((int) readUnsigned(32));
       case INT:
-      case UINT:
-        if (format.intEncoding() == IntEncoding.NATIVE) {
-          expectTag(DataType.INT32);
-        }
-        for (int i = 0; i < n; i++) {
+        {
           int x = (int) readSigned(32);
-          items.add(
-              type == DataType.INT
-                  ? Value.signed(DataType.INT, x)
-                  : Value.unsigned(DataType.UINT, Integer.toUnsignedLong(x)));
+          return Value.signed(DataType.INT, x);
         }
-        return items;
+      case UINT:
+        return Value.unsigned(DataType.UINT, Integer.toUnsignedLong((int) readSigned(32)));
       case SIZE:
-        if (format.intEncoding() == IntEncoding.NATIVE) {
-          expectTag(DataType.UINT64);
-        }
-        for (int i = 0; i < n; i++) {
-          items.add(Value.size(readUnsigned(64)));
-        }
-        return items;
+        return Value.size(readUnsigned(64));
       default:
-        for (int i = 0; i < n; i++) {
-          items.add(readItem(type));
-        }
-        return items;
+        return readItem(type);
     }
   }
 
@@ -340,9 +415,9 @@ public final class PmixReader {
       case REGEX:
         return new Value.Str(DataType.REGEX, readRegex());
       case FLOAT:
-        return new Value.Real32(FloatText.parseFloat(readNonNullStr("FLOAT")));
+        return new Value.Real32(FloatText.parseFloat(readFloatText("FLOAT")));
       case DOUBLE:
-        return new Value.Real64(FloatText.parseDouble(readNonNullStr("DOUBLE")));
+        return new Value.Real64(FloatText.parseDouble(readFloatText("DOUBLE")));
       case TIMEVAL:
         return readTimeVal();
       case STATUS:
@@ -395,9 +470,9 @@ public final class PmixReader {
           for (int i = 0; i < nkeys; i++) {
             keys.add(readNonNullStr("query key"));
           }
-          long nq = readSizeField();
-          List<Info> q = newList(checkItems(nq));
-          for (long i = 0; i < nq; i++) {
+          int nq = checkItems(readSizeField());
+          List<Info> q = newList(nq);
+          for (int i = 0; i < nq; i++) {
             q.add(readInfo());
           }
           return new Value.Query(keys, q);
@@ -429,9 +504,9 @@ public final class PmixReader {
           long fabric = readSizeField();
           String uuid = readStr();
           String os = readStr();
-          long nc = readSizeField();
-          List<Value.Coord> coords = newList(checkItems(nc));
-          for (long i = 0; i < nc; i++) {
+          int nc = checkItems(readSizeField());
+          List<Value.Coord> coords = newList(nc);
+          for (int i = 0; i < nc; i++) {
             coords.add(readCoord());
           }
           return new Value.Geometry(fabric, uuid, os, coords);
@@ -485,7 +560,13 @@ public final class PmixReader {
     }
     enter();
     try {
-      return readItems(t, 1).get(0);
+      // a run of one, without the list
+      readRunPrefix(t);
+      if (t == DataType.POINTER) {
+        countPointers(1);
+        return Value.Pointer.INSTANCE;
+      }
+      return readRunItem(t);
     } finally {
       depth--;
     }
@@ -530,14 +611,13 @@ public final class PmixReader {
 
   private DataArray readArray() {
     DataType t = readType();
-    long n = readSizeField();
+    int count = checkItems(readSizeField());
     if (t == DataType.UNDEF) {
-      return DataArray.undefined(n);
+      return DataArray.undefined(count);
     }
     if (!t.isRegistered()) {
       throw new PmixException(Status.ERR_UNKNOWN_DATA_TYPE, t + " array");
     }
-    int count = checkItems(n);
     enter();
     try {
       return DataArray.of(t, readItems(t, count));
@@ -560,9 +640,9 @@ public final class PmixReader {
     }
     String cwd = readStr();
     int maxprocs = readIntFieldRaw();
-    long ninfo = readSizeField();
-    List<Info> info = newList(checkItems(ninfo));
-    for (long i = 0; i < ninfo; i++) {
+    int ninfo = checkItems(readSizeField());
+    List<Info> info = newList(ninfo);
+    for (int i = 0; i < ninfo; i++) {
       info.add(readInfo());
     }
     return new Value.App(cmd, argv, env, cwd, maxprocs, info);
@@ -570,9 +650,9 @@ public final class PmixReader {
 
   private Value.Coord readCoord() {
     int view = readByte();
-    long dims = readSizeField();
-    List<Long> c = newList(checkItems(dims));
-    for (long i = 0; i < dims; i++) {
+    int dims = checkItems(readSizeField());
+    List<Long> c = newList(dims);
+    for (int i = 0; i < dims; i++) {
       c.add(readUnsigned(32));
     }
     return new Value.Coord(view, c);
@@ -593,9 +673,9 @@ public final class PmixReader {
     Value.TimeVal time = readTimeVal();
     int priority = (int) readSigned(32);
     int threads = (short) readSigned(16) & 0xffff;
-    float pss = FloatText.parseFloat(readNonNullStr("FLOAT"));
-    float vsize = FloatText.parseFloat(readNonNullStr("FLOAT"));
-    float rss = FloatText.parseFloat(readNonNullStr("FLOAT"));
+    float pss = FloatText.parseFloat(readFloatText("FLOAT"));
+    float vsize = FloatText.parseFloat(readFloatText("FLOAT"));
+    float rss = FloatText.parseFloat(readFloatText("FLOAT"));
     int processor = (short) readSigned(16) & 0xffff;
     Value.TimeVal sample = readTimeVal();
     return new Value.ProcStats(
@@ -624,17 +704,17 @@ public final class PmixReader {
     String node = readStr();
     List<Float> loads = new ArrayList<>(11);
     for (int i = 0; i < 11; i++) {
-      loads.add(FloatText.parseFloat(readNonNullStr("FLOAT")));
+      loads.add(FloatText.parseFloat(readFloatText("FLOAT")));
     }
     Value.TimeVal sample = readTimeVal();
-    long nd = readSizeField();
-    List<Value.DiskStats> disks = newList(checkItems(nd));
-    for (long i = 0; i < nd; i++) {
+    int nd = checkItems(readSizeField());
+    List<Value.DiskStats> disks = newList(nd);
+    for (int i = 0; i < nd; i++) {
       disks.add(readDiskStats());
     }
-    long nn = readSizeField();
-    List<Value.NetStats> nets = newList(checkItems(nn));
-    for (long i = 0; i < nn; i++) {
+    int nn = checkItems(readSizeField());
+    List<Value.NetStats> nets = newList(nn);
+    for (int i = 0; i < nn; i++) {
       nets.add(readNetStats());
     }
     return new Value.NodeStats(node, loads, sample, disks, nets);
@@ -684,6 +764,15 @@ public final class PmixReader {
     return b;
   }
 
+  private String readFloatText(String what) {
+    String s = readNonNullStr(what);
+    if (s.length() > MAX_FLOAT_TEXT) {
+      throw new PmixException(
+          Status.ERR_UNPACK_FAILURE, what + " text of " + s.length() + " characters");
+    }
+    return s;
+  }
+
   private String readNonNullStr(String what) {
     String s = readStr();
     if (s == null) {
@@ -726,8 +815,9 @@ public final class PmixReader {
   /** "pmix"/"raw:" regexes travel raw up to their NUL; anything else is an ordinary string. */
   private @Nullable String readRegex() {
     if (in.readableBytes() >= 4) {
-      String prefix = in.toString(in.readerIndex(), 4, StandardCharsets.US_ASCII);
-      if (prefix.equals("pmix") || prefix.equals("raw:")) {
+      // compared as a big-endian int: no String per item
+      int prefix = in.getInt(in.readerIndex());
+      if (prefix == REGEX_PMIX || prefix == REGEX_RAW) {
         int start = in.readerIndex();
         int nul = in.indexOf(start, in.writerIndex(), (byte) 0);
         if (nul < 0) {
@@ -740,7 +830,7 @@ public final class PmixReader {
         in.readerIndex(nul + 1);
         return s;
       }
-      if (prefix.equals("blob")) {
+      if (prefix == REGEX_BLOB) {
         // 4.2.2 never produces these (its compressor refuses every input) and copies a wrong
         // length when it reads one; 5.0.x fixed the length. Neither form is supported yet.
         throw new PmixException(Status.ERR_NOT_SUPPORTED, "compressed (blob) regex");
