@@ -6,6 +6,7 @@ import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import io.pmix.client.internal.ClientHolder;
 import io.pmix.client.internal.ClientState;
 import io.pmix.common.DataRange;
+import io.pmix.common.EventHandler;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
@@ -36,8 +37,8 @@ import org.jspecify.annotations.Nullable;
  *
  * Every operation has a blocking form and a non-blocking {@code ...Async} form returning a {@link
  * CompletableFuture}; the blocking form waits for that future. Futures complete, and event
- * handlers run, on the library's callback thread, never on its I/O (progress) thread and never
- * under a library lock. Blocking calls made on the callback thread (from a handler or a dependent
+ * handlers ({@link EventHandler}, receiving {@link io.pmix.common.Event}s) run, on the library's
+ * callback thread, never on its I/O (progress) thread and never under a library lock. Blocking calls made on the callback thread (from a handler or a dependent
  * stage of a future) throw {@link IllegalStateException} instead of deadlocking; use the
  * non-blocking forms there. All methods are thread-safe.
  *

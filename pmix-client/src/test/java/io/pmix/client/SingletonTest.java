@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pmix.client.internal.ClientHolder;
 import io.pmix.common.DataRange;
+import io.pmix.common.Event;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;

@@ -3,32 +3,32 @@ package io.pmix.client.internal;
 import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.Info;
+import io.pmix.common.internal.connector.LibraryHolder;
+import io.pmix.common.internal.connector.Role;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The only process-wide state of the client library: a reference count and the current {@link
- * ClientState}. The first init builds the state; nested inits only count; the last finalize shuts
- * the state down (waiting for its threads) and drops it, leaving the holder exactly as it was
- * before the first init, so the next init starts from a clean slate (init-finalize-lifecycle.txt
- * section 6.2.8). There is no other static mutable field in the client: every latch, flag and
- * counter of a cycle lives in its {@code ClientState}.
+ * The only process-wide state of the client library: one {@link LibraryHolder} (reference count,
+ * init-once latch and the current {@link ClientState}). The first init builds the state; nested
+ * inits only count; the last finalize shuts the state down (waiting for its threads), drops it and
+ * resets the latch, leaving the holder exactly as it was before the first init, so the next init
+ * starts from a clean slate (init-finalize-lifecycle.txt section 6.2.8). There is no other static
+ * mutable field in the client: every latch, flag and counter of a cycle lives in its {@code
+ * ClientState}.
  *
- * <p>Thread-safe. Init and finalize serialise on one lock, which is never held while application
- * code runs (callbacks run on the client's callback thread, which cannot init or finalize: those
- * calls block, and blocking there is refused).
+ * <p>Thread-safe; see {@link LibraryHolder}.
  */
 public final class ClientHolder {
-  private static final Object LOCK = new Object();
-
-  /** Written under LOCK; read without it, so that no reader can wait for a teardown. */
-  private static volatile int refCount;
-
-  /** Written under LOCK; read without it by every operation. */
-  private static volatile @Nullable ClientState current;
+  private static final LibraryHolder<ClientState> HOLDER = new LibraryHolder<>(Role.CLIENT);
 
   private ClientHolder() {}
+
+  /** The holder itself, for the shared teardown contract. */
+  public static LibraryHolder<ClientState> holder() {
+    return HOLDER;
+  }
 
   /**
    * Counts an init; the first one connects (from {@code environment}).
@@ -40,17 +40,7 @@ public final class ClientHolder {
   public static ClientState init(Map<String, String> environment, List<Info> directives) {
     requireNonNull(environment, "environment");
     requireNonNull(directives, "directives");
-    ClientThreads.checkMayBlock("init");
-    synchronized (LOCK) {
-      ClientState s = current;
-      if (s == null) {
-        s = ClientState.start(environment, directives);
-        current = s;
-      }
-      // Only this thread writes, under LOCK: the non-atomic increment of a volatile is safe here.
-      refCount = refCount + 1;
-      return s;
-    }
+    return HOLDER.init(() -> ClientState.start(environment, directives));
   }
 
   /**
@@ -61,22 +51,7 @@ public final class ClientHolder {
    * @throws IllegalStateException if not initialized, or called on a library thread
    */
   public static boolean finalizeClient(List<Info> directives) {
-    requireNonNull(directives, "directives");
-    ClientThreads.checkMayBlock("finalize");
-    synchronized (LOCK) {
-      ClientState s = current;
-      if (s == null || refCount == 0) {
-        throw new IllegalStateException("PMIx is not initialized");
-      }
-      refCount = refCount - 1;
-      if (refCount > 0) {
-        return false;
-      }
-      // Dropped before the teardown so that no new operation can start on a dying state.
-      current = null;
-      s.shutdown(directives);
-      return true;
-    }
+    return HOLDER.finalizeOne(directives);
   }
 
   /**
@@ -85,28 +60,24 @@ public final class ClientHolder {
    * @throws IllegalStateException if PMIx is not initialized
    */
   public static ClientState require() {
-    ClientState s = current;
-    if (s == null) {
-      throw new IllegalStateException("PMIx is not initialized");
-    }
-    return s;
+    return HOLDER.require();
   }
 
   /** The current state, if initialized. */
   public static @Nullable ClientState peek() {
-    return current;
+    return HOLDER.peek();
   }
 
   /** How many inits are not yet matched by a finalize. */
   public static int refCount() {
-    return refCount;
+    return HOLDER.refCount();
   }
 
   /**
-   * Whether nothing remains of any cycle: no state, a zero count (for teardown tests). Takes no
-   * lock: a callback running during a teardown may ask.
+   * Whether nothing remains of any cycle: no state, a zero count, the latch reset (for teardown
+   * tests). Takes no lock: a callback running during a teardown may ask.
    */
   public static boolean isEmpty() {
-    return current == null && refCount == 0;
+    return HOLDER.isPristine();
   }
 }

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pmix.client.internal.ClientEnvironment.ServerAddress;
+import io.pmix.common.internal.connector.ServerAddress;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.codec.BufferType;
@@ -58,27 +58,6 @@ class ClientEnvironmentTest {
     ClientEnvironment e = ClientEnvironment.parse(Map.of("PMIX_HOSTNAME", "h"));
     assertTrue(e.server().isEmpty());
     assertTrue(e.nspace().isEmpty());
-  }
-
-  @Test
-  void securityModeChoosesByPriorityNotOrder() {
-    assertEquals("native", ClientEnvironment.chooseSecurity(null));
-    assertEquals("native", ClientEnvironment.chooseSecurity("none,native"));
-    assertEquals("none", ClientEnvironment.chooseSecurity("none"));
-    assertThrows(PmixException.class, () -> ClientEnvironment.chooseSecurity("munge"));
-  }
-
-  @Test
-  void uriShapes() {
-    ServerAddress a = ServerAddress.parse("my.ns.5;tcp4://10.0.0.1:1234", "v41");
-    assertEquals("my.ns", a.serverNspace());
-    assertEquals(5, a.serverRank());
-    ServerAddress b = ServerAddress.parse("s.0;tcp6://[::1]:45000", "v41");
-    assertEquals("::1", b.host());
-    assertEquals(45000, b.port());
-    assertThrows(PmixException.class, () -> ServerAddress.parse("s.0;tcp://1.2.3.4:5", "v41"));
-    assertThrows(PmixException.class, () -> ServerAddress.parse("s.0;tcp4://1.2.3.4", "v41"));
-    assertThrows(PmixException.class, () -> ServerAddress.parse("s;tcp4://1.2.3.4:5", "v41"));
   }
 
   @Test

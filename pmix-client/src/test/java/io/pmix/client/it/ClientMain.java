@@ -1,10 +1,10 @@
 package io.pmix.client.it;
 
-import io.pmix.client.Event;
 import io.pmix.client.PMIx;
 import io.pmix.client.internal.ClientHolder;
 import io.pmix.client.internal.ClientThreads;
 import io.pmix.common.DataRange;
+import io.pmix.common.Event;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;

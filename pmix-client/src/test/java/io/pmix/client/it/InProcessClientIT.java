@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pmix.client.Event;
 import io.pmix.client.PMIx;
 import io.pmix.client.TeardownChecks;
 import io.pmix.client.internal.ClientHolder;
+import io.pmix.common.Event;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;

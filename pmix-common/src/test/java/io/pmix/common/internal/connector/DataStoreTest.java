@@ -1,4 +1,4 @@
-package io.pmix.client.internal;
+package io.pmix.common.internal.connector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -1,4 +1,4 @@
-package io.pmix.client.internal;
+package io.pmix.common.internal.connector;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -34,6 +34,15 @@ final class Bytes {
     } finally {
       b.release();
     }
+  }
+
+  /** Bytes as a hex run {@link #of} accepts. */
+  static String hexOf(byte[] b) {
+    StringBuilder sb = new StringBuilder();
+    for (byte x : b) {
+      sb.append(String.format("%02x ", x & 0xff));
+    }
+    return sb.toString().trim();
   }
 
   static String hex(byte[] b) {

@@ -1,4 +1,4 @@
-package io.pmix.client.internal;
+package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
@@ -23,12 +23,12 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The client's local copy of everything it may be asked for: the job data the server sent at init
- * (and with later replies, for other namespaces), the data of peers fetched by earlier gets, and
- * this process's own puts. It decides, as OpenPMIx 4.2.2's hash store does (commands.md sections
+ * A connector's local copy of everything it may be asked for (the "peer store"): the job data the
+ * server sent at init (and with later replies, for other namespaces), the data of peers fetched by
+ * earlier gets, and this process's own puts. It decides, as OpenPMIx 4.2.2's hash store does (commands.md sections
  * 6.1 and 6.3), whether a get can be answered here, must fail here, or needs the server.
  *
- * <p>Not thread-safe: owned by one client state and touched only on its progress thread.
+ * <p>Not thread-safe: owned by one connector session and touched only on its progress thread.
  */
 public final class DataStore {
   /** Keys of the node realm (pmix_globals.h of 4.2.2), besides the {@code pmix.fab*} keys. */
@@ -128,6 +128,18 @@ public final class DataStore {
   /** Whether job data for this namespace has arrived. */
   public boolean knowsNamespace(String nspace) {
     return namespaces.containsKey(nspace);
+  }
+
+  /** How many namespaces, peers and own values are held (for teardown checks). */
+  public int size() {
+    return namespaces.size() + peers.size() + own.size();
+  }
+
+  /** Forgets everything (the last finalize). */
+  public void clear() {
+    namespaces.clear();
+    peers.clear();
+    own.clear();
   }
 
   /** Records one of this process's own values (every scope; reserved keys included). */
@@ -478,7 +490,7 @@ public final class DataStore {
   }
 
   /** Whether a boolean directive is present and true (a directive without a bool value counts). */
-  static boolean flag(List<Info> directives, String key) {
+  public static boolean flag(List<Info> directives, String key) {
     for (Info i : directives) {
       if (i.key().equals(key)) {
         return !(i.value() instanceof Value.Bool b) || b.value();
@@ -488,7 +500,7 @@ public final class DataStore {
   }
 
   /** The value of a directive, if present. */
-  static Optional<Value> directive(List<Info> directives, String key) {
+  public static Optional<Value> directive(List<Info> directives, String key) {
     return Optional.ofNullable(qualifier(directives, key));
   }
 
@@ -496,7 +508,7 @@ public final class DataStore {
    * Fills in the job data of a singleton, which no server describes: a job of one process on this
    * node, so the standard job keys can be got as in a launched job.
    */
-  void describeSingleton(String host) {
+  public void describeSingleton(String host) {
     Namespace ns = namespace(me.nspace());
     ns.job.put("pmix.job.size", Value.uint32(1));
     ns.job.put("pmix.max.size", Value.uint32(1));
@@ -533,7 +545,7 @@ public final class DataStore {
   }
 
   /** Throws NOT_FOUND for {@code key} of {@code proc}. */
-  static PmixException notFound(Proc proc, String key) {
+  public static PmixException notFound(Proc proc, String key) {
     return new PmixException(Status.ERR_NOT_FOUND, key + " of " + proc);
   }
 }

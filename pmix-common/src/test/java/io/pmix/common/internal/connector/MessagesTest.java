@@ -1,7 +1,7 @@
-package io.pmix.client.internal;
+package io.pmix.common.internal.connector;
 
-import static io.pmix.client.internal.Bytes.hex;
-import static io.pmix.client.internal.Bytes.hexAndRelease;
+import static io.pmix.common.internal.connector.Bytes.hex;
+import static io.pmix.common.internal.connector.Bytes.hexAndRelease;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 

@@ -1,0 +1,91 @@
+package io.pmix.common.internal.connector;
+
+import com.google.common.base.CharMatcher;
+import com.google.common.base.Splitter;
+import io.pmix.common.PmixException;
+import io.pmix.common.Status;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Facts about this process a connector announces: its effective ids (for the native credential
+ * and the identity block), its host name as PMIx uses it, and the security module it can offer.
+ * Nothing is cached: every init asks again, so a changed environment is honoured.
+ */
+public final class LocalProcess {
+  private static final Splitter WORDS = Splitter.on(CharMatcher.whitespace()).omitEmptyStrings();
+
+  private LocalProcess() {}
+
+  /**
+   * The effective uid and gid. Linux's /proc/self/status has them (second field of the Uid/Gid
+   * lines); elsewhere the JDK's UnixSystem gives the real ids, which differ only in setuid
+   * programs.
+   *
+   * @return {uid, gid}, unsigned bits in ints
+   */
+  public static int[] effectiveIds() {
+    int[] ids = {-1, -1};
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("Uid:")) {
+          ids[0] = Integer.parseUnsignedInt(WORDS.splitToList(line).get(2));
+        } else if (line.startsWith("Gid:")) {
+          ids[1] = Integer.parseUnsignedInt(WORDS.splitToList(line).get(2));
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // Not Linux: fall through to the JDK.
+    }
+    if (ids[0] == -1 || ids[1] == -1) {
+      com.sun.security.auth.module.UnixSystem u = new com.sun.security.auth.module.UnixSystem();
+      ids[0] = (int) u.getUid();
+      ids[1] = (int) u.getGid();
+    }
+    return ids;
+  }
+
+  /** The host name without a domain part, as C uses it when PMIX_HOSTNAME is not set. */
+  public static String localHostname() {
+    try {
+      String h = InetAddress.getLocalHost().getHostName();
+      int dot = h.indexOf('.');
+      return dot > 0 && !Character.isDigit(h.charAt(0)) ? h.substring(0, dot) : h;
+    } catch (UnknownHostException e) {
+      return "localhost";
+    }
+  }
+
+  /**
+   * The security module to offer, from a {@code PMIX_SECURITY_MODE} list. C picks the
+   * highest-priority module the list names, whatever the order (munge 80, native 10, none 0);
+   * without munge support the best we can offer is native, then none. An unset variable means the
+   * library default, native.
+   *
+   * @throws PmixException with {@code ERR_NOT_SUPPORTED} if the list names neither native nor none
+   */
+  public static String chooseSecurity(@Nullable String mode) {
+    if (mode == null || mode.isBlank()) {
+      return "native";
+    }
+    boolean none = false;
+    for (String m : Splitter.on(',').split(mode)) {
+      String name = m.trim().toLowerCase(Locale.ROOT);
+      if (name.equals("native")) {
+        return "native";
+      }
+      none |= name.equals("none");
+    }
+    if (none) {
+      return "none";
+    }
+    throw new PmixException(
+        Status.ERR_NOT_SUPPORTED,
+        "PMIX_SECURITY_MODE=" + mode + " names no security module this library has (native, none)");
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * The connecting side of PMIx, shared by the client and the tool: everything one init/finalize
+ * cycle of a connector owns except what only one role does. {@link
+ * io.pmix.common.internal.connector.ConnectorSession} is the connection to the server with its
+ * progress and callback threads, the tag routing of requests and replies, the event registry, the
+ * I/O-forwarding sinks and the local data store; {@link
+ * io.pmix.common.internal.connector.Messages} writes the request bodies and reads the replies;
+ * {@link io.pmix.common.internal.connector.LibraryHolder} is the reference-counted, init-once
+ * holder each role keeps its process-wide state in, so that a shared test contract can check that
+ * the last finalize leaves nothing behind (init-finalize-lifecycle.txt sections 6.2.8 and 6.2.9).
+ *
+ * <p>Roles parameterise it: the thread names and the API name in messages come from a {@link
+ * io.pmix.common.internal.connector.Role}, and the kind of connection (client, tool, launcher)
+ * from the {@link io.pmix.common.internal.wire.ConnectRequest} the role builds.
+ *
+ * <p>Internal API: used by pmix-client and pmix-tool, not by applications; it may change without
+ * notice.
+ */
+@CheckReturnValue
+package io.pmix.common.internal.connector;
+
+import com.google.errorprone.annotations.CheckReturnValue;
