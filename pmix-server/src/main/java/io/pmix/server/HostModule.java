@@ -17,8 +17,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Every upcall is asynchronous: it returns a {@link CompletionStage} the host may complete
  * later, from any thread. A stage completed exceptionally with a {@link PmixException} carries the
  * status the client (or the server) sees; any other exception counts as {@code PMIX_ERROR}. Every
- * method has a default that answers {@code PMIX_ERR_NOT_SUPPORTED}, which the server treats
- * exactly as OpenPMIx 4.2.2 treats a missing function pointer.
+ * method that asks for something has a default that answers {@code PMIX_ERR_NOT_SUPPORTED}, which
+ * the server treats exactly as OpenPMIx 4.2.2 treats a missing function pointer; a pure
+ * notification ({@link #localAppFinalized}) defaults to doing nothing.
  *
  * <p>Threading: the server calls these methods on its host executor (the one given in {@link
  * ServerOptions.Builder#hostExecutor}, else a single thread the server owns), never on its
@@ -52,6 +53,21 @@ public interface HostModule {
    */
   default CompletionStage<Void> clientFinalized(Proc proc, @Nullable Object hostObject) {
     return notSupported();
+  }
+
+  /**
+   * Every local process of a namespace has finalized: the "all local processes finalized"
+   * condition ({@code nlocalprocs == nfinalized}) that OpenPMIx hands to its network and GPU
+   * plugins ({@code local_app_finalized}), for a host that reserved job resources. Called at most
+   * once per namespace, when the host deregisters a client or the namespace and the condition
+   * holds, as OpenPMIx checks it; at the latest when the namespace is deregistered. Processes
+   * that died without finalizing and ranks never started count as done then. The answer is
+   * ignored.
+   *
+   * @param nspace the namespace
+   */
+  default CompletionStage<Void> localAppFinalized(String nspace) {
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -127,7 +143,15 @@ public interface HostModule {
     return notSupported();
   }
 
-  /** A client or tool asked a question the server cannot answer from its own data. */
+  /**
+   * A client or tool asked a question the server cannot answer from its own data. The server
+   * answers the namespaces, namespace info, job size, process tables and attribute support
+   * itself; {@code queries} holds only the keys left (each query with its qualifiers). The
+   * answer is one info per answered key, keyed by the query key; the server adds its own answers
+   * to it. A failure is the reply's status when the server answered nothing itself.
+   *
+   * @param requester the client or tool that asked
+   */
   default CompletionStage<List<Info>> query(Proc requester, List<Value.Query> queries) {
     return notSupported();
   }
@@ -148,8 +172,29 @@ public interface HostModule {
   }
 
   /**
-   * A tool or singleton connected (not yet routed to the host by this version: tools are
-   * refused).
+   * A tool or launcher is connecting (connect flags 3 to 8, OpenPMIx's {@code tool_connected}):
+   * decide whether it may, and under which identity. Called only when the server supports tools
+   * ({@link ServerOptions#acceptsTools}) and after its credentials were checked; the tool waits
+   * for the answer.
+   *
+   * <p>{@code info} holds, in this order: the infos the tool sent with its request when they
+   * could be decoded (a 4.2.2 tool sends {@code pmix.ppid}, {@code pmix.cmd.line} and the
+   * {@code PMIx_tool_init} attributes it did not use, such as {@code pmix.tool.launcher}); {@code
+   * pmix.version} (STRING, the tool's PMIx version); {@code pmix.euid} and {@code pmix.egid}
+   * (UINT32, verified); and, when the tool brought an identity of its own ({@code
+   * PMIX_TOOL_NSPACE}/{@code PMIX_TOOL_RANK}, or {@code PMIX_NAMESPACE}/{@code PMIX_RANK} in its
+   * environment), {@code pmix.nspace} (STRING) and {@code pmix.rank} (PROC_RANK).
+   *
+   * <p>Complete with the tool's identity: for a tool without one, the identity it will use (a
+   * namespace of its own, normally rank 0); for one with an identity, normally that identity. A
+   * namespace the host registered with {@link PMIxServer#registerNspace} may only be used for a
+   * rank registered with {@link PMIxServer#registerClient} (a launcher's child), which the tool
+   * then serves like a client. Fail the stage (any status) to refuse the tool: the server closes
+   * the connection, the only refusal a 4.2.2 tool understands.
+   *
+   * <p>The default ({@code NOT_SUPPORTED}) lets the server decide: it accepts tools of its own
+   * user (and root), keeps a given identity, and gives a tool without one the namespace {@code
+   * <server nspace>-tool-<n>}, rank 0.
    *
    * @return the identity the tool is to use
    */

@@ -28,14 +28,17 @@ import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.Value;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.server.internal.PeerHandler;
+import io.pmix.server.internal.Rendezvous;
 import io.pmix.server.internal.ServerCore;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -74,7 +77,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Ownership: the {@link HostModule} and a host executor given in {@link ServerOptions} are
  * borrowed; the event loop, the host thread created when no executor is given, and the socket
- * owner lookup thread are owned and released by {@link #shutdown}. The server creates no files.
+ * owner lookup thread are owned and released by {@link #shutdown}. With {@linkplain
+ * ServerOptions#acceptsTools tool support} the server writes its tool rendezvous files at {@link
+ * #start} and removes them, and only them (with the directories it created for them), at {@link
+ * #shutdown}; otherwise it creates no files.
  */
 public final class PMIxServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(PMIxServer.class.getName());
@@ -104,6 +110,8 @@ public final class PMIxServer implements AutoCloseable {
   private volatile @Nullable String uri;
   private volatile @Nullable ExecutorService ownedHostExecutor;
   private volatile @Nullable ExecutorService ownerLookupExecutor;
+  /** The tool rendezvous files, when tools are supported; removed at shutdown. */
+  private volatile @Nullable Rendezvous rendezvous;
   /** Every accepted connection, handshaken or not, so shutdown can close them all. */
   private volatile @Nullable ChannelGroup connections;
 
@@ -193,12 +201,7 @@ public final class PMIxServer implements AutoCloseable {
       throw new PmixException(Status.ERR_INIT, "cannot open the listener: " + e.getMessage(), e);
     }
     InetSocketAddress bound = (InetSocketAddress) ch.localAddress();
-    group = g;
-    loop = el;
-    connections = all;
-    core = c;
-    listener = ch;
-    uri =
+    String u =
         options.serverNspace()
             + "."
             + Integer.toUnsignedString(options.serverRank())
@@ -206,6 +209,24 @@ public final class PMIxServer implements AutoCloseable {
             + bound.getAddress().getHostAddress()
             + ":"
             + bound.getPort();
+    if (options.acceptsTools()) {
+      int[] ids = Rendezvous.effectiveIds();
+      try {
+        rendezvous =
+            Rendezvous.publish(
+                options, u, PMIX_VERSION, ProcessHandle.current().pid(), ids[0], ids[1]);
+      } catch (PmixException e) {
+        ChannelFuture unused = ch.close().awaitUninterruptibly();
+        releaseResources(g);
+        throw e;
+      }
+    }
+    group = g;
+    loop = el;
+    connections = all;
+    core = c;
+    listener = ch;
+    uri = u;
     state = State.RUNNING;
     LOG.log(Level.DEBUG, "PMIx server listening at {0} ({1})", uri, epoll ? "epoll" : "nio");
     return this;
@@ -230,6 +251,17 @@ public final class PMIxServer implements AutoCloseable {
       throw new IllegalStateException("server not started");
     }
     return u;
+  }
+
+  /**
+   * The tool rendezvous files this server wrote (empty without tool support): {@code
+   * pmix.<host>.tool.<pid>} and {@code pmix.<host>.tool.<nspace>} in a directory of its own below
+   * the session tmpdir, {@code pmix.<host>.tool} there too with session support, and {@code
+   * <system tmpdir>/pmix.sys.<host>} with system support. Removed at {@link #shutdown}.
+   */
+  public List<Path> rendezvousFiles() {
+    Rendezvous r = rendezvous;
+    return r == null ? List.of() : r.files();
   }
 
   /** The options this server runs with. */
@@ -290,16 +322,107 @@ public final class PMIxServer implements AutoCloseable {
     return submit(c -> c.registerClient(proc, uid, gid, hostObject));
   }
 
-  /** Deregisters a client: its connections are closed and its registration removed. */
+  /**
+   * Deregisters a client ({@code PMIx_server_deregister_client}): the rank is gone for good. Its
+   * peers (live connections, which are closed, and the tombstone of a finalized cycle) are
+   * released and their slots freed, its registration removed, and its event and I/O-forwarding
+   * registrations, parked requests and cached notifications pruned; requests waiting for its data
+   * are answered {@code PMIX_ERR_NOT_FOUND} and fences stop waiting for it. The namespace's job
+   * data stays. The epilogs registered for the rank then run on the host executor. A later
+   * connection for the rank is refused until the host registers it again.
+   *
+   * @return {@code PMIX_OPERATION_SUCCEEDED}, {@code PMIX_ERR_NOT_FOUND} for an unknown rank, or
+   *     the status as for {@link #registerNspace}
+   */
   public Status deregisterClient(Proc proc) {
     requireNonNull(proc, "proc");
     return blocking(submit(c -> c.deregisterClient(proc)));
   }
 
-  /** Deregisters a namespace: every connection, registration and datum of it is released. */
+  /**
+   * Deregisters a namespace ({@code PMIx_server_deregister_nspace}): every peer and rank of it is
+   * released (live connections closed), its job and modex data dropped, every event and
+   * I/O-forwarding registration, parked request, cached notification and fence naming it purged,
+   * then the namespace itself: nothing naming it remains when this returns. The host is told
+   * once that all local processes finalized ({@link HostModule#localAppFinalized}) if it was not
+   * yet, then the epilogs of its ranks and of the namespace run on the host executor.
+   *
+   * @return {@code PMIX_OPERATION_SUCCEEDED}, {@code PMIX_ERR_NOT_FOUND} for an unknown
+   *     namespace, or the status as for {@link #registerNspace}
+   */
   public Status deregisterNspace(String nspace) {
     requireNonNull(nspace, "nspace");
     return blocking(submit(c -> c.deregisterNspace(nspace)));
+  }
+
+  /**
+   * Registers cleanup to run when a rank or a namespace is deregistered (the epilog of
+   * init-finalize-lifecycle.txt, for what the host reserved on the rank's or the job's behalf).
+   * For a rank it runs once, when {@link #deregisterClient} or {@link #deregisterNspace} removes
+   * the rank; for {@code Proc.wildcard(nspace)} once, when the namespace is deregistered, after
+   * its ranks' epilogs. Finalize does not run it: the registration outlives init/finalize cycles.
+   * Epilogs run on the host executor, in registration order; one that throws is logged.
+   *
+   * @param proc a registered rank, or the wildcard rank of a known namespace
+   * @return {@code PMIX_OPERATION_SUCCEEDED}, {@code PMIX_ERR_NOT_FOUND} if the rank or namespace
+   *     is unknown, or the status as for {@link #registerNspace}
+   */
+  public Status registerEpilog(Proc proc, Runnable epilog) {
+    requireNonNull(proc, "proc");
+    requireNonNull(epilog, "epilog");
+    return blocking(submit(c -> c.registerEpilog(proc, epilog)));
+  }
+
+  /**
+   * Tells the server the pid and executable of a registered local process, so that tools asking
+   * for the process table ({@code PMIX_QUERY_PROC_TABLE}, {@code PMIX_QUERY_LOCAL_PROC_TABLE})
+   * see them, and the process's state (running or terminated) once it is not connected. A
+   * launcher calls it after starting the process; it may call it again after a restart.
+   *
+   * @param proc a registered rank
+   * @param pid the process id (positive)
+   * @param executable the program, or null if unknown
+   * @return {@code PMIX_OPERATION_SUCCEEDED}, {@code PMIX_ERR_NOT_FOUND} for a rank not
+   *     registered, or the status as for {@link #registerNspace}
+   */
+  public Status setProcInfo(Proc proc, long pid, @Nullable String executable) {
+    requireNonNull(proc, "proc");
+    if (pid <= 0 || pid > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("pid out of range: " + pid);
+    }
+    return blocking(submit(c -> c.setProcInfo(proc, (int) pid, executable)));
+  }
+
+  /**
+   * Declares the attributes the host supports for a PMIx client function ({@code
+   * PMIx_Register_attributes}), as tools see them through {@code PMIX_QUERY_ATTRIBUTE_SUPPORT}
+   * ({@code pattrs --host <function>}). Replaces what the server would report for that function
+   * by default: for the functions the server serves itself and those the {@link HostModule}
+   * implements, the attributes the server passes on ({@code PMIx_Publish} lists {@code
+   * prte.pub.replace}, honoured by the project's data server; a host whose store does not honour
+   * it should register its own list). An empty list reports the function without attributes.
+   *
+   * @param function a client API name, e.g. {@code "PMIx_Publish"}
+   * @param attributes the attributes, each with at least one description line of at most 50
+   *     characters (4.2.2's {@code pattrs} overruns a line buffer with longer ones)
+   * @throws IllegalArgumentException for a missing or too long description line
+   * @return {@code PMIX_OPERATION_SUCCEEDED}, or the status as for {@link #registerNspace}
+   */
+  public Status registerAttributes(String function, List<Value.RegAttr> attributes) {
+    requireNonNull(function, "function");
+    for (Value.RegAttr a : attributes) {
+      for (String line : a.description()) {
+        if (line.length() > 50) {
+          throw new IllegalArgumentException(
+              "description lines must be at most 50 characters (4.2.2 pattrs overflows): " + line);
+        }
+      }
+      if (a.description().isEmpty()) {
+        throw new IllegalArgumentException("an attribute needs a description line: " + a.name());
+      }
+    }
+    List<Value.RegAttr> copy = List.copyOf(attributes);
+    return blocking(submit(c -> c.registerAttributes(function, copy)));
   }
 
   /**
@@ -349,7 +472,8 @@ public final class PMIxServer implements AutoCloseable {
   }
 
   /**
-   * A snapshot of the peers, namespaces and ranks, taken on the progress thread.
+   * A snapshot of the peers, namespaces and ranks, taken on the progress thread at one instant
+   * (see {@link ServerSnapshot}); from the progress thread itself it is taken at once.
    *
    * @throws IllegalStateException if the server is not running
    */
@@ -393,6 +517,11 @@ public final class PMIxServer implements AutoCloseable {
       }
       state = State.SHUTDOWN;
       el = loop;
+    }
+    // First of all, so no tool finds a server on its way out.
+    Rendezvous r = rendezvous;
+    if (r != null) {
+      r.close();
     }
     ServerCore c = requireNonNull(core);
     EventLoopGroup g = requireNonNull(group);

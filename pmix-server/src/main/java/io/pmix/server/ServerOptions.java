@@ -33,6 +33,9 @@ public final class ServerOptions {
   private final Path systemTmpdir;
   private final BufferType childBufferType;
   private final boolean preferEpoll;
+  private final boolean toolSupport;
+  private final boolean systemSupport;
+  private final boolean sessionSupport;
 
   private ServerOptions(Builder b) {
     this.serverNspace = b.serverNspace;
@@ -43,10 +46,14 @@ public final class ServerOptions {
     this.allowNoneSecurity = b.allowNoneSecurity;
     this.hostExecutor = b.hostExecutor;
     this.hostname = b.hostname != null ? b.hostname : defaultHostname();
-    this.tmpdir = b.tmpdir != null ? b.tmpdir : defaultTmpdir();
-    this.systemTmpdir = b.systemTmpdir != null ? b.systemTmpdir : this.tmpdir;
+    this.tmpdir = b.tmpdir != null ? b.tmpdir : defaultTmpdir("PMIX_SERVER_TMPDIR");
+    this.systemTmpdir =
+        b.systemTmpdir != null ? b.systemTmpdir : defaultTmpdir("PMIX_SYSTEM_TMPDIR");
     this.childBufferType = b.childBufferType;
     this.preferEpoll = b.preferEpoll;
+    this.toolSupport = b.toolSupport;
+    this.systemSupport = b.systemSupport;
+    this.sessionSupport = b.sessionSupport;
   }
 
   /** A builder with the defaults. */
@@ -122,6 +129,36 @@ public final class ServerOptions {
     return preferEpoll;
   }
 
+  /**
+   * Whether tools and launchers may connect ({@code PMIX_SERVER_TOOL_SUPPORT}): the server then
+   * answers their handshakes and publishes itself in rendezvous files found by pid and by
+   * namespace.
+   */
+  public boolean toolSupport() {
+    return toolSupport;
+  }
+
+  /**
+   * Whether the server is this host's system server ({@code PMIX_SERVER_SYSTEM_SUPPORT}): it then
+   * writes {@code pmix.sys.<host>} in the {@linkplain #systemTmpdir system temporary directory}.
+   */
+  public boolean systemSupport() {
+    return systemSupport;
+  }
+
+  /**
+   * Whether the server is its session's server ({@code PMIX_SERVER_SESSION_SUPPORT}): it then also
+   * writes the session-level {@code pmix.<host>.tool} file.
+   */
+  public boolean sessionSupport() {
+    return sessionSupport;
+  }
+
+  /** Whether tool and launcher connections are accepted: any of the three supports is on. */
+  public boolean acceptsTools() {
+    return toolSupport || systemSupport || sessionSupport;
+  }
+
   private static String defaultHostname() {
     String env = System.getenv("PMIX_HOSTNAME");
     if (env != null && !env.isEmpty()) {
@@ -137,22 +174,25 @@ public final class ServerOptions {
     }
   }
 
-  private static Path defaultTmpdir() {
-    for (String v : new String[] {"TMPDIR", "TEMP", "TMP"}) {
+  /** The variable {@code pmixVariable}, else TMPDIR, TEMP, TMP, else /tmp (as OpenPMIx). */
+  private static Path defaultTmpdir(String pmixVariable) {
+    for (String v : new String[] {pmixVariable, "TMPDIR", "TEMP", "TMP"}) {
       String s = System.getenv(v);
       if (s != null && !s.isEmpty()) {
         return Paths.get(s);
       }
     }
-    return Paths.get(System.getProperty("java.io.tmpdir", "/tmp"));
+    return Paths.get("/tmp");
   }
 
   /**
    * Builds {@link ServerOptions}. Defaults: nspace {@code pmix-server}, rank = this pid, handshake
    * timeout 10 s, max message 64 MiB, claimed credentials checked against the kernel, security
    * {@code native} only, a server-owned host thread, hostname from {@code PMIX_HOSTNAME} or the
-   * system (domain stripped), tmpdirs from {@code $TMPDIR} (else {@code java.io.tmpdir}),
-   * NON_DESC buffers, epoll when available. Not thread-safe.
+   * system (domain stripped), session tmpdir from {@code $PMIX_SERVER_TMPDIR}, system tmpdir from
+   * {@code $PMIX_SYSTEM_TMPDIR}, each else {@code $TMPDIR}, {@code $TEMP}, {@code $TMP}, else
+   * {@code /tmp}; NON_DESC buffers, epoll when available; no tool, system or session support.
+   * Not thread-safe.
    */
   public static final class Builder {
     private String serverNspace = "pmix-server";
@@ -167,6 +207,9 @@ public final class ServerOptions {
     private @Nullable Path systemTmpdir;
     private BufferType childBufferType = BufferType.NON_DESC;
     private boolean preferEpoll = true;
+    private boolean toolSupport;
+    private boolean systemSupport;
+    private boolean sessionSupport;
 
     private Builder() {}
 
@@ -239,14 +282,21 @@ public final class ServerOptions {
       return this;
     }
 
-    /** The session temporary directory children are told about (not created by the server). */
+    /**
+     * The session temporary directory children are told about, below which the tool rendezvous
+     * files go. Created (and removed again at shutdown) only when tool support needs it and it is
+     * missing; never removed otherwise.
+     */
     @CanIgnoreReturnValue
     public Builder tmpdir(Path dir) {
       this.tmpdir = requireNonNull(dir, "dir");
       return this;
     }
 
-    /** The system temporary directory children are told about (not created by the server). */
+    /**
+     * The system temporary directory children are told about, where a system server writes
+     * {@code pmix.sys.<host>}; created and removed like {@link #tmpdir}.
+     */
     @CanIgnoreReturnValue
     public Builder systemTmpdir(Path dir) {
       this.systemTmpdir = requireNonNull(dir, "dir");
@@ -264,6 +314,40 @@ public final class ServerOptions {
     @CanIgnoreReturnValue
     public Builder preferEpoll(boolean prefer) {
       this.preferEpoll = prefer;
+      return this;
+    }
+
+    /**
+     * Accept tools and launchers, and publish the server for them in rendezvous files under the
+     * session tmpdir ({@code pmix.<host>.tool.<pid>} and {@code pmix.<host>.tool.<nspace>}, in a
+     * directory of this server's own, removed at shutdown). Off by default: tool connections are
+     * then closed.
+     */
+    @CanIgnoreReturnValue
+    public Builder toolSupport(boolean support) {
+      this.toolSupport = support;
+      return this;
+    }
+
+    /**
+     * Also act as this host's system server: write {@code pmix.sys.<host>} in the system tmpdir,
+     * where tools asking for the system server and singleton clients look. Only one live server
+     * per host and system tmpdir can hold it: starting fails if a live server already does.
+     * Tools are then accepted even without {@link #toolSupport}. Off by default.
+     */
+    @CanIgnoreReturnValue
+    public Builder systemSupport(boolean support) {
+      this.systemSupport = support;
+      return this;
+    }
+
+    /**
+     * Also write the session-level {@code pmix.<host>.tool} file, which tools given no target
+     * find. Tools are then accepted even without {@link #toolSupport}. Off by default.
+     */
+    @CanIgnoreReturnValue
+    public Builder sessionSupport(boolean support) {
+      this.sessionSupport = support;
       return this;
     }
 

@@ -88,6 +88,30 @@ final class Launched {
     return m;
   }
 
+  /**
+   * Waits until stdout holds the line {@code line} (e.g. a {@code sync=<name>} line of the test
+   * client); false if the process exited or {@code timeout} passed first.
+   */
+  boolean awaitLine(String line, Duration timeout) throws IOException, InterruptedException {
+    long end = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < end) {
+      if (("\n" + stdout()).contains("\n" + line + "\n")) {
+        return true;
+      }
+      if (!process.isAlive()) {
+        return ("\n" + stdout()).contains("\n" + line + "\n");
+      }
+      Thread.sleep(10);
+    }
+    return false;
+  }
+
+  /** Lets a client waiting at a sync point go on (one line on its stdin). */
+  void release() throws IOException {
+    process.getOutputStream().write('\n');
+    process.getOutputStream().flush();
+  }
+
   void cleanup() throws IOException {
     Files.deleteIfExists(out);
     Files.deleteIfExists(err);

@@ -123,11 +123,12 @@ class ServerClientIT {
     // Finalized and gone: every peer is a tombstone, counted as finalized, no live process.
     ServerSnapshot s = awaitSnapshot(snap -> snap.peers().stream()
         .allMatch(pv -> pv.state() == ServerSnapshot.PeerState.TOMBSTONE) && snap.peers().size() == n);
+    LifecycleInvariants.check(s, LifecycleInvariants.expect().quiescent());
     ServerSnapshot.NamespaceView ns = s.namespace(nspace).orElseThrow();
     assertEquals(n, ns.nfinalized());
     assertEquals(n, ns.nlocalprocs());
     for (ServerSnapshot.RankView rv : ns.ranks().values()) {
-      assertEquals(0, rv.liveCount());
+      assertEquals(0, rv.procCount());
       assertTrue(rv.peerIndex() >= 0);
     }
   }

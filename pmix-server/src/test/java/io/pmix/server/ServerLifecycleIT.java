@@ -104,12 +104,15 @@ class ServerLifecycleIT {
           Integer.toString(Status.ERR_PARTIAL_SUCCESS.code()), p.values().get("fence_status"),
           describe(p));
     }
-    ServerSnapshot s = server.snapshot();
-    // The dead rank no longer counts as a local process; the two others finalized.
+    ServerSnapshot s = awaitTombstonesOrLost(3);
+    LifecycleInvariants.check(s, LifecycleInvariants.expect().quiescent());
+    // The dead rank no longer counts as a local process; the two others finalized. Its peer
+    // stays inert at the slot the rank's index names (the lost path moves nothing).
     assertEquals(2, s.namespace("diejob").orElseThrow().nlocalprocs());
     assertEquals(2, s.namespace("diejob").orElseThrow().nfinalized());
-    assertEquals(0, s.namespace("diejob").orElseThrow().ranks().get(0).liveCount());
-    assertEquals(-1, s.namespace("diejob").orElseThrow().ranks().get(0).peerIndex());
+    assertEquals(0, s.namespace("diejob").orElseThrow().ranks().get(0).procCount());
+    int lost = s.namespace("diejob").orElseThrow().ranks().get(0).peerIndex();
+    assertEquals(ServerSnapshot.PeerState.LOST, s.peer(lost).orElseThrow().state());
   }
 
   @Test
@@ -142,11 +145,12 @@ class ServerLifecycleIT {
     List<Launched> procs = launch("cyclejob", 1, Launched.myUid(), "cycle");
     assertEquals(0, procs.get(0).await(WAIT), describe(procs.get(0)));
     ServerSnapshot s = awaitTombstones(1);
+    LifecycleInvariants.check(s, LifecycleInvariants.expect().quiescent());
     ServerSnapshot.NamespaceView ns = s.namespace("cyclejob").orElseThrow();
     // Two cycles, one tombstone: the first cycle's peer was reclaimed at the second init.
     assertEquals(1, s.peers().size());
     assertEquals(1, ns.nfinalized());
-    assertEquals(0, ns.ranks().get(0).liveCount());
+    assertEquals(0, ns.ranks().get(0).procCount());
     assertEquals(s.peers().get(0).index(), ns.ranks().get(0).peerIndex());
   }
 
@@ -378,6 +382,19 @@ class ServerLifecycleIT {
     } finally {
       b.release();
     }
+  }
+
+  private ServerSnapshot awaitTombstonesOrLost(int n) throws InterruptedException {
+    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    ServerSnapshot s = server.snapshot();
+    while (System.nanoTime() < end
+        && !(s.peers().size() == n
+            && s.peers().stream().allMatch(p -> p.state() == ServerSnapshot.PeerState.TOMBSTONE
+                || p.state() == ServerSnapshot.PeerState.LOST))) {
+      Thread.sleep(20);
+      s = server.snapshot();
+    }
+    return s;
   }
 
   private ServerSnapshot awaitTombstones(int n) throws InterruptedException {

@@ -4,9 +4,11 @@ import io.pmix.common.Info;
 import io.pmix.common.Value;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 
@@ -18,14 +20,25 @@ final class Namespace {
   final String name;
   /** Whether the host called register-nspace (false: a placeholder made by register-client). */
   boolean registered;
-  /** The host's local process count; -1 until registered. Reduced when a client dies unfinalized. */
+  /**
+   * The host's local process count; -1 until registered. Reduced (and the rank put in {@link
+   * #departedRanks}) when a rank's last process dies unfinalized or the host deregisters the
+   * rank; restored when it comes back.
+   */
   int nlocalprocs = -1;
+  /** Ranks currently subtracted from {@link #nlocalprocs}: lost or deregistered. */
+  final Set<Integer> departedRanks = new HashSet<>();
   /** The local process count as the host registered it (job data and locality use this). */
   int registeredNlocalprocs = -1;
-  /** Client peers of this namespace in the finalized state (finalizing or tombstoned). */
+  /**
+   * Client peers of this namespace in the finalized state (finalizing or tombstoned): raised at
+   * FINALIZE, lowered only when such a peer is freed (reclaimed, stranded, deregistered).
+   */
   int nfinalized;
-  /** One-shot latch of the "all local processes finalized" condition. */
-  boolean localFinalizeFired;
+  /** One-shot latch of the "all local processes finalized" host notification. */
+  boolean localAppFiniFired;
+  /** Cleanup the host registered for the whole namespace: run once, at deregistration. */
+  final List<Runnable> epilogs = new ArrayList<>();
   List<Info> infos = List.of();
   final TreeMap<Integer, RankInfo> ranks = new TreeMap<>(Integer::compareUnsigned);
   final Map<Integer, ProcData> procData = new HashMap<>();
@@ -50,15 +63,41 @@ final class Namespace {
       if (!registered) {
         return JobData.empty(registeredNlocalprocs);
       }
-      jobData =
-          JobData.build(infos, registeredNlocalprocs, new ArrayList<>(ranks.keySet()), hostname, bfropsVersion);
+      jobData = JobData.build(infos, registeredNlocalprocs, localRanks(), hostname, bfropsVersion);
     }
     return jobData;
   }
 
-  /** Whether every local client has been registered (C's {@code all_registered}). */
+  /**
+   * The ranks the host registered as local, deregistered ones included: job data is job-scoped
+   * and outlives a client's deregistration.
+   */
+  private List<Integer> localRanks() {
+    TreeMap<Integer, Boolean> all = new TreeMap<>(Integer::compareUnsigned);
+    for (int r : ranks.keySet()) {
+      all.put(r, true);
+    }
+    for (int r : departedRanks) {
+      all.put(r, true);
+    }
+    return new ArrayList<>(all.keySet());
+  }
+
+  /**
+   * Whether every local client has been registered (C's {@code all_registered}); a rank the host
+   * deregistered since still counts as registered.
+   */
   boolean allRegistered() {
-    return registered && ranks.size() >= registeredNlocalprocs;
+    if (!registered) {
+      return false;
+    }
+    int n = ranks.size();
+    for (int r : departedRanks) {
+      if (!ranks.containsKey(r)) {
+        n++;
+      }
+    }
+    return n >= registeredNlocalprocs;
   }
 
   ProcData data(int rank) {

@@ -10,7 +10,6 @@ import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -123,12 +122,18 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
     if (!ctx.channel().isActive()) {
       return;
     }
-    Optional<Object> accepted = core.accept(ctx.channel(), req, uid);
-    if (accepted.isPresent()) {
-      peer = accepted.get();
-    } else {
-      ChannelFuture unused = ctx.close();
-    }
+    // A tool's identity comes from the host, so the decision may arrive later (on this loop).
+    core.accept(
+        ctx.channel(),
+        req,
+        uid,
+        accepted -> {
+          if (accepted.isPresent()) {
+            peer = accepted.get();
+          } else {
+            ChannelFuture unused = ctx.close();
+          }
+        });
   }
 
   @Override

@@ -1,5 +1,7 @@
 package io.pmix.server.internal;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -9,9 +11,17 @@ import org.jspecify.annotations.Nullable;
  */
 final class RankInfo {
   final int rank;
-  final int uid;
-  final int gid;
-  final @Nullable Object hostObject;
+  /** Updated in place when the host registers the rank again (live peers keep this object). */
+  int uid;
+  int gid;
+  @Nullable Object hostObject;
+  /**
+   * Whether the host registered this rank with register-client (false: created for a singleton
+   * or tool connection). A tool on a host-registered rank keeps the client lifecycle.
+   */
+  boolean hostRegistered;
+  /** Cleanup the host registered for this rank: run once, when the rank is deregistered. */
+  final List<Runnable> epilogs = new ArrayList<>();
   /** The slot of the peer serving this rank, or -1: never cleared by finalize (tombstones). */
   int peerIndex = -1;
   /** Live processes (the client and its clones) for this rank. */

@@ -9,6 +9,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
+import io.pmix.common.DataArray;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
@@ -35,15 +36,18 @@ import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
 import java.lang.System.Logger.Level;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -71,7 +75,12 @@ public final class ServerCore {
   private static final int SCOPE_GLOBAL = 3;
   private static final int RANGE_LOCAL = 2;
   private static final int RANGE_NAMESPACE = 3;
-  private static final int RANGE_PROC_LOCAL = 8;
+  private static final int RANGE_CUSTOM = 6;
+  private static final int RANGE_PROC_LOCAL = 7;
+  /** {@code PMIX_EVENT_CUSTOM_RANGE}: the target procs of a {@code PMIX_RANGE_CUSTOM} event. */
+  private static final String EVENT_CUSTOM_RANGE = "pmix.evrange";
+  /** At most this many events are kept for late targets (OpenPMIx's default max_events). */
+  static final int MAX_CACHED_NOTIFICATIONS = 512;
 
   private final EventLoop loop;
   private final HostModule host;
@@ -88,8 +97,17 @@ public final class ServerCore {
   private final Map<Proc, List<PendingGet>> localWaits = new HashMap<>();
   /** GETs waiting for the host's direct modex, by target; a key exists while the upcall runs. */
   private final Map<Proc, List<PendingGet>> dmodexWaits = new HashMap<>();
+  /** Targeted events kept for targets that had not registered for them, oldest first. */
+  private final ArrayDeque<CachedNotification> cachedNotifications = new ArrayDeque<>();
+  /** I/O-forwarding requests of connected peers. */
+  private final List<IofRequest> iofRequests = new ArrayList<>();
 
   private boolean stopping;
+
+  /** Tool and launcher handshakes and the namespaces made for tools. */
+  private final ToolSupport tools;
+  /** QUERY answers from the server's own knowledge. */
+  private final QueryResponder queryResponder;
 
   /**
    * A core for one server.
@@ -105,6 +123,8 @@ public final class ServerCore {
     this.hostExecutor = requireNonNull(hostExecutor, "hostExecutor");
     this.options = requireNonNull(options, "options");
     this.limits = CodecLimits.DEFAULT.withMaxStringBytes(options.maxMessageSize());
+    this.tools = new ToolSupport(this, host, options, limits);
+    this.queryResponder = new QueryResponder(this, host, options);
   }
 
   /** The progress thread. */
@@ -116,6 +136,37 @@ public final class ServerCore {
     if (!loop.inEventLoop()) {
       throw new IllegalStateException("ServerCore used off its progress thread");
     }
+  }
+
+  /** The namespaces by name (for {@link ToolSupport} and {@link QueryResponder}). */
+  Map<String, Namespace> namespaceMap() {
+    return namespaces;
+  }
+
+  /** The peer in slot {@code index}, or null. */
+  @Nullable Peer peerAt(int index) {
+    return index >= 0 && index < peers.size() ? peers.get(index) : null;
+  }
+
+  /** Whether shutdown has begun. */
+  boolean isStopping() {
+    return stopping;
+  }
+
+  /**
+   * Records the pid and executable of a registered local process, reported to tools in the
+   * process table ({@code pmix.qry.ptable}).
+   */
+  public Status setProcInfo(Proc proc, int pid, @Nullable String executable) {
+    checkLoop();
+    return queryResponder.setProcInfo(proc, pid, executable);
+  }
+
+  /** Sets the host attributes reported to tools for {@code function} ({@code pattrs --host}). */
+  public Status registerAttributes(String function, List<Value.RegAttr> attrs) {
+    checkLoop();
+    queryResponder.registerAttributes(function, attrs);
+    return Status.SUCCESS;
   }
 
   // ============================================================================================
@@ -163,6 +214,8 @@ public final class ServerCore {
     if (created) {
       namespaces.put(nspace, target);
     }
+    // The host's count is authoritative again: nothing is subtracted from it any more.
+    target.departedRanks.clear();
     registrationChanged(target);
     return Status.SUCCESS;
   }
@@ -177,46 +230,95 @@ public final class ServerCore {
       return Status.ERR_BAD_PARAM;
     }
     Namespace ns = namespaces.computeIfAbsent(proc.nspace(), Namespace::new);
-    RankInfo old = ns.ranks.get(proc.rank());
-    RankInfo info = new RankInfo(proc.rank(), uid, gid, hostObject);
-    if (old != null) {
-      // Re-registration keeps the live accounting of the rank.
-      info.peerIndex = old.peerIndex;
-      info.procCount = old.procCount;
+    RankInfo info = ns.ranks.get(proc.rank());
+    if (info == null) {
+      info = new RankInfo(proc.rank(), uid, gid, hostObject);
+      ns.ranks.put(proc.rank(), info);
+    } else {
+      // Re-registration updates the registration in place: its live peers keep pointing at it.
+      info.uid = uid;
+      info.gid = gid;
+      info.hostObject = hostObject;
     }
-    ns.ranks.put(proc.rank(), info);
+    info.hostRegistered = true;
+    // A rank the host deregistered, or whose process died, is a local process again: the host
+    // registers it before it starts it anew.
+    rankReturned(ns, proc.rank());
     ns.invalidate();
     registrationChanged(ns);
     return Status.SUCCESS;
   }
 
-  /** Deregisters a client: its peers are released and its registration removed. */
+  /**
+   * Deregisters a client (init-finalize-lifecycle.txt section 6.2.5): every peer of the rank
+   * (live ones closed, the tombstone of a finalized cycle, clones) is released and its slot
+   * nulled, the registration removed, requests waiting on the rank answered NOT_FOUND, fences
+   * told it departed. Job data stays. Then the "all local processes finalized" check (once per
+   * namespace) and the rank's epilogs.
+   */
   public Status deregisterClient(Proc proc) {
     checkLoop();
     Namespace ns = namespaces.get(proc.nspace());
-    if (ns == null || !ns.ranks.containsKey(proc.rank())) {
+    RankInfo info = ns == null ? null : ns.ranks.get(proc.rank());
+    if (ns == null || info == null) {
       return Status.ERR_NOT_FOUND;
     }
-    RankInfo info = ns.ranks.get(proc.rank());
+    removeRank(ns, info);
+    if (allLocalFinalized(ns)) {
+      fireLocalAppFinalized(ns);
+    }
+    runEpilogs(List.copyOf(info.epilogs));
+    return Status.SUCCESS;
+  }
+
+  /** Releases a rank for good: its peers, its registration and whatever waits on it. */
+  private void removeRank(Namespace ns, RankInfo info) {
     for (Peer p : peersOf(ns)) {
       if (p.info == info) {
         releasePeer(p);
       }
     }
-    ns.ranks.remove(proc.rank());
-    ns.invalidate();
-    return Status.SUCCESS;
+    Proc proc = Proc.of(ns.name, info.rank);
+    rankDeparted(proc);
+    failWaitsFor(proc, Status.ERR_NOT_FOUND);
+    pruneCachedTargets(proc);
+    ns.ranks.remove(info.rank);
+    info.peerIndex = -1;
+    info.procCount = 0;
+    // The host says this local process is gone: it no longer counts in nlocalprocs.
+    if (!ns.departedRanks.contains(info.rank) && ns.nlocalprocs > 0) {
+      ns.departedRanks.add(info.rank);
+      ns.nlocalprocs--;
+    }
   }
 
-  /** Deregisters a namespace: every peer, registration and datum of it is released. */
+  /**
+   * Deregisters a namespace (section 6.2.6): every peer and rank released, job and modex data
+   * dropped, and every registration, request, cached notification and fence naming it purged, so
+   * that nothing names it afterwards. Then the "all local processes finalized" notification if it
+   * did not fire yet, and the epilogs of its ranks and of the namespace.
+   */
   public Status deregisterNspace(String nspace) {
     checkLoop();
     Namespace ns = namespaces.get(nspace);
     if (ns == null) {
       return Status.ERR_NOT_FOUND;
     }
+    boolean hadLocal = !ns.ranks.isEmpty() || !ns.departedRanks.isEmpty();
+    List<RankInfo> ranks = new ArrayList<>(ns.ranks.values());
     for (Peer p : peersOf(ns)) {
       releasePeer(p);
+    }
+    for (RankInfo r : ranks) {
+      r.peerIndex = -1;
+      r.procCount = 0;
+    }
+    ns.ranks.clear();
+    // Fences naming the namespace cannot complete as asked any more: answer whoever still waits.
+    for (FenceTracker t : new ArrayList<>(trackers)) {
+      if (t.namesNamespace(nspace)) {
+        completeFence(t, Status.ERR_LOST_CONNECTION);
+      }
     }
     // Requests waiting on this namespace's processes can no longer be satisfied.
     for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
@@ -231,17 +333,127 @@ public final class ServerCore {
         }
       }
     }
+    // Cached events from or for its processes, forwarding from them.
+    cachedNotifications.removeIf(n -> n.source.nspace().equals(nspace));
+    for (CachedNotification n : cachedNotifications) {
+      n.pending.removeIf(t -> t.nspace().equals(nspace));
+    }
+    cachedNotifications.removeIf(n -> n.pending.isEmpty());
+    for (IofRequest r : iofRequests) {
+      r.sources.removeIf(src -> src.nspace().equals(nspace));
+    }
+    iofRequests.removeIf(r -> r.sources.isEmpty() || r.requester.ns == ns);
     namespaces.remove(nspace);
+    if (hadLocal) {
+      // The whole job is gone: every local process counts as done (C reaches nlocalprocs ==
+      // nfinalized while it walks the ranks); the latch keeps it to one notification.
+      fireLocalAppFinalized(ns);
+    }
+    List<Runnable> epilogs = new ArrayList<>();
+    for (RankInfo r : ranks) {
+      epilogs.addAll(r.epilogs);
+    }
+    epilogs.addAll(ns.epilogs);
+    runEpilogs(epilogs);
     return Status.SUCCESS;
+  }
+
+  /** Registers cleanup for a rank (run at its deregistration) or a namespace (wildcard rank). */
+  public Status registerEpilog(Proc proc, Runnable epilog) {
+    checkLoop();
+    if (stopping) {
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    Namespace ns = namespaces.get(proc.nspace());
+    if (ns == null) {
+      return Status.ERR_NOT_FOUND;
+    }
+    if (proc.rank() == Proc.RANK_WILDCARD) {
+      ns.epilogs.add(epilog);
+      return Status.SUCCESS;
+    }
+    RankInfo info = ns.ranks.get(proc.rank());
+    if (info == null) {
+      return Status.ERR_NOT_FOUND;
+    }
+    info.epilogs.add(epilog);
+    return Status.SUCCESS;
+  }
+
+  /**
+   * The "all local processes finalized" condition ({@code nlocalprocs == nfinalized}) counted by
+   * rank rather than by connection, so clones cannot count twice: every rank still counted in
+   * nlocalprocs has a finalized peer and no active one.
+   */
+  private boolean allLocalFinalized(Namespace ns) {
+    if (ns.nlocalprocs < 0) {
+      return false;
+    }
+    int done = 0;
+    for (RankInfo r : ns.ranks.values()) {
+      if (ns.departedRanks.contains(r.rank)) {
+        continue;
+      }
+      boolean finalized = false;
+      boolean active = false;
+      for (Peer p : peers) {
+        if (p != null && p.info == r) {
+          finalized |= p.finalized();
+          active |= p.state == ServerSnapshot.PeerState.ACTIVE;
+        }
+      }
+      if (finalized && !active) {
+        done++;
+      }
+    }
+    return done >= ns.nlocalprocs;
+  }
+
+  /** Tells the host, once per namespace, that all of its local processes finalized. */
+  private void fireLocalAppFinalized(Namespace ns) {
+    if (ns.localAppFiniFired) {
+      return;
+    }
+    ns.localAppFiniFired = true;
+    String name = ns.name;
+    callHost(() -> host.localAppFinalized(name), (v, failure) -> {});
+  }
+
+  /** Runs host-registered cleanup on the host executor (host code never runs here). */
+  private void runEpilogs(List<Runnable> epilogs) {
+    if (epilogs.isEmpty()) {
+      return;
+    }
+    List<Runnable> copy = List.copyOf(epilogs);
+    try {
+      hostExecutor.execute(
+          () -> {
+            for (Runnable r : copy) {
+              try {
+                r.run();
+              } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "an epilog failed", e);
+              }
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      LOG.log(Level.WARNING, "epilogs not run: the host executor refused them");
+    }
   }
 
   /** A copy of the bookkeeping. */
   public ServerSnapshot snapshot() {
     checkLoop();
     List<ServerSnapshot.PeerView> pv = new ArrayList<>();
+    List<ServerSnapshot.Reference> refs = new ArrayList<>();
     for (Peer p : peers) {
       if (p != null) {
         pv.add(new ServerSnapshot.PeerView(p.index, p.ns.name, p.info.rank, p.role, p.state));
+        if (p.defaultEvents || !p.eventCodes.isEmpty()) {
+          refs.add(
+              new ServerSnapshot.Reference(
+                  ServerSnapshot.ReferenceKind.EVENT_REGISTRATION, p.index, p.ns.name, p.info.rank));
+        }
       }
     }
     Map<String, ServerSnapshot.NamespaceView> nv = new LinkedHashMap<>();
@@ -252,45 +464,203 @@ public final class ServerCore {
       }
       nv.put(
           ns.name,
-          new ServerSnapshot.NamespaceView(ns.name, ns.registered, ns.nlocalprocs, ns.nfinalized, rv));
+          new ServerSnapshot.NamespaceView(
+              ns.name, ns.registered, ns.nlocalprocs, ns.nfinalized, ns.localAppFiniFired, rv));
     }
-    return new ServerSnapshot(pv, nv);
+    for (IofRequest r : iofRequests) {
+      for (Proc src : r.sources) {
+        refs.add(
+            new ServerSnapshot.Reference(
+                ServerSnapshot.ReferenceKind.IOF_REQUEST, slotOf(r.requester), src.nspace(),
+                src.rank()));
+      }
+    }
+    for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
+      for (List<PendingGet> l : waits.values()) {
+        for (PendingGet g : l) {
+          if (!g.done) {
+            refs.add(
+                new ServerSnapshot.Reference(
+                    ServerSnapshot.ReferenceKind.PENDING_GET, slotOf(g.requester),
+                    g.target.nspace(), g.target.rank()));
+          }
+        }
+      }
+    }
+    for (CachedNotification n : cachedNotifications) {
+      refs.add(
+          new ServerSnapshot.Reference(
+              ServerSnapshot.ReferenceKind.CACHED_NOTIFICATION, -1, n.source.nspace(),
+              n.source.rank()));
+      for (Proc t : n.pending) {
+        refs.add(
+            new ServerSnapshot.Reference(
+                ServerSnapshot.ReferenceKind.CACHED_NOTIFICATION, -1, t.nspace(), t.rank()));
+      }
+    }
+    for (FenceTracker t : trackers) {
+      for (Proc q : t.procs) {
+        refs.add(
+            new ServerSnapshot.Reference(
+                ServerSnapshot.ReferenceKind.COLLECTIVE, -1, q.nspace(), q.rank()));
+      }
+    }
+    return new ServerSnapshot(pv, nv, refs);
+  }
+
+  /** The peer's slot while it occupies one, else -1 (a released peer). */
+  private int slotOf(Peer p) {
+    return p.index < peers.size() && peers.get(p.index) == p ? p.index : -1;
   }
 
   /**
    * Pushes an event to the local clients registered for it (tag-0 NOTIFY), as the host's {@code
-   * PMIx_Notify_event} does for local delivery.
+   * PMIx_Notify_event} does for local delivery. A {@code PMIX_RANGE_CUSTOM} event goes only to
+   * the procs its {@code pmix.evrange} names; those of them that are registered local ranks
+   * without a registration for the code yet get it when they register, unless they finalize,
+   * die or are deregistered first (the notification cache).
    */
   public Status notifyLocal(Status code, Proc source, int range, List<Info> info, @Nullable Peer except) {
     checkLoop();
     if (stopping) {
       return Status.ERR_NOT_AVAILABLE;
     }
+    List<Proc> targets = range == RANGE_CUSTOM ? customTargets(info) : null;
+    Set<Proc> delivered = new HashSet<>();
+    if (except != null) {
+      delivered.add(except.proc);
+    }
     for (Peer p : peers) {
-      if (p == null || p == except || p.closed || p.finalized()) {
+      if (p == null || p == except || !p.active()) {
         continue;
       }
-      if (!(p.defaultEvents || p.eventCodes.contains(code.code()))) {
+      if (targets != null && !names(targets, p.proc)) {
+        continue;
+      }
+      if (!registeredFor(p, code)) {
         continue;
       }
       if (range == RANGE_NAMESPACE && !p.ns.name.equals(source.nspace())) {
         continue;
       }
-      send(
-          p,
-          Tags.NOTIFY,
-          w -> {
-            w.packByteEnum(DataType.COMMAND, Command.NOTIFY.code());
-            w.packStatus(code);
-            w.packProc(source);
-            w.packSize(info.size());
-            if (!info.isEmpty()) {
-              w.packInfos(info);
-            }
-            w.packByteEnum(DataType.DATA_RANGE, range);
-          });
+      sendNotify(p, code, source, range, info);
+      delivered.add(p.proc);
+    }
+    if (targets != null) {
+      cacheForLateTargets(new CachedNotification(code, source, range, info), targets, delivered);
     }
     return Status.SUCCESS;
+  }
+
+  private static boolean registeredFor(Peer p, Status code) {
+    return p.defaultEvents || p.eventCodes.contains(code.code());
+  }
+
+  private static boolean names(List<Proc> procs, Proc p) {
+    for (Proc q : procs) {
+      if (q.nspace().equals(p.nspace())
+          && (q.rank() == Proc.RANK_WILDCARD || q.rank() == p.rank())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The procs of a {@code pmix.evrange} info: one PROC or an array of them. */
+  private static List<Proc> customTargets(List<Info> info) {
+    List<Proc> out = new ArrayList<>();
+    for (Info i : info) {
+      if (!i.key().equals(EVENT_CUSTOM_RANGE)) {
+        continue;
+      }
+      if (i.value() instanceof Proc p) {
+        out.add(p);
+      } else if (i.value() instanceof DataArray a) {
+        for (Value v : a.items()) {
+          if (v instanceof Proc p) {
+            out.add(p);
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Keeps a targeted event for the registered local targets it did not reach. */
+  private void cacheForLateTargets(CachedNotification n, List<Proc> targets, Set<Proc> delivered) {
+    for (Proc t : targets) {
+      Namespace ns = namespaces.get(t.nspace());
+      if (ns == null) {
+        continue;
+      }
+      if (t.rank() == Proc.RANK_WILDCARD) {
+        for (int r : ns.ranks.keySet()) {
+          Proc q = Proc.of(ns.name, r);
+          if (!delivered.contains(q)) {
+            n.pending.add(q);
+          }
+        }
+      } else if (ns.ranks.containsKey(t.rank()) && !delivered.contains(t)) {
+        n.pending.add(t);
+      }
+    }
+    if (n.pending.isEmpty()) {
+      return;
+    }
+    cachedNotifications.addLast(n);
+    while (cachedNotifications.size() > MAX_CACHED_NOTIFICATIONS) {
+      cachedNotifications.removeFirst();
+    }
+  }
+
+  /** Delivers the cached events that wait for this peer's rank and the codes it registered. */
+  private void deliverCached(Peer peer) {
+    for (Iterator<CachedNotification> it = cachedNotifications.iterator(); it.hasNext(); ) {
+      CachedNotification n = it.next();
+      if (!n.pending.contains(peer.proc) || !registeredFor(peer, n.code)) {
+        continue;
+      }
+      sendNotify(peer, n.code, n.source, n.range, n.info);
+      n.pending.remove(peer.proc);
+      if (n.pending.isEmpty()) {
+        it.remove();
+      }
+    }
+  }
+
+  /** Forgets a target in every cached event (it finalized, died or was deregistered). */
+  private void pruneCachedTargets(Proc target) {
+    for (CachedNotification n : cachedNotifications) {
+      n.pending.remove(target);
+    }
+    cachedNotifications.removeIf(n -> n.pending.isEmpty());
+  }
+
+  private void sendNotify(Peer p, Status code, Proc source, int range, List<Info> info) {
+    send(
+        p,
+        Tags.NOTIFY,
+        w -> {
+          w.packByteEnum(DataType.COMMAND, Command.NOTIFY.code());
+          w.packStatus(code);
+          w.packProc(source);
+          w.packSize(info.size());
+          if (!info.isEmpty()) {
+            w.packInfos(info);
+          }
+          w.packByteEnum(DataType.DATA_RANGE, range);
+        });
+  }
+
+  /**
+   * Records an I/O-forwarding request of a connected peer (for the IOF handler). Pruned with the
+   * peer's other client-scoped registrations.
+   */
+  void addIofRequest(Peer requester, List<Proc> sources, int channels) {
+    checkLoop();
+    if (requester.active()) {
+      iofRequests.add(new IofRequest(requester, sources, channels));
+    }
   }
 
   /**
@@ -326,9 +696,28 @@ public final class ServerCore {
   // ============================================================================================
 
   /**
-   * Decides a connect request. Accepts by writing the reply and returning the new peer; rejects
-   * by returning empty, after which the caller closes the socket without a byte (the only
-   * rejection every C connector understands, transport.md section 7.1).
+   * Decides a connect request. Accepts by writing the reply and handing {@code done} the new
+   * peer; rejects by handing it empty, after which the caller closes the socket without a byte
+   * (the only rejection every C connector understands, transport.md section 7.1). Clients and
+   * singletons are decided at once; a tool or launcher (with tool support on) once the host's
+   * {@code toolConnected} answered ({@link ToolSupport}), always on the progress thread.
+   *
+   * @param kernelUid the uid owning the connector's socket, if known
+   */
+  public void accept(
+      Channel ch, ConnectRequest req, OptionalInt kernelUid, Consumer<Optional<Object>> done) {
+    checkLoop();
+    if (!stopping && ToolSupport.isTool(req) && options.acceptsTools()) {
+      // The host decides a tool's identity: the answer may come later.
+      tools.accept(ch, req, kernelUid, done);
+      return;
+    }
+    done.accept(accept(ch, req, kernelUid));
+  }
+
+  /**
+   * Decides a client's or singleton's connect request at once; tools and launchers are refused
+   * here (with tool support on, the asynchronous form hands them to {@link ToolSupport}).
    *
    * @param kernelUid the uid owning the client's socket, if known
    */
@@ -504,21 +893,27 @@ public final class ServerCore {
     return Optional.of(peer);
   }
 
-  /** Reclaims the rank's tombstone, takes a slot and points the rank at the new peer. */
-  private Peer attach(
+  /**
+   * The one connection assignment for every role (client, singleton, tool, launcher): reclaims
+   * what the rank's previous cycle left at its index (a tombstone or a lost peer: its socket is
+   * closed, so that cycle is over and this is a quiescent point), takes the lowest free slot and
+   * points the rank at the new peer. A peer still open at the index (a running clone, or a
+   * finalizing one whose close is not processed yet) is left alone: it is freed when its own
+   * close arrives, as a stranded peer.
+   */
+  Peer attach(
       Channel ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
       String version) {
     if (info.peerIndex >= 0 && info.peerIndex < peers.size()) {
       Peer old = peers.get(info.peerIndex);
-      if (old != null
-          && old.state == ServerSnapshot.PeerState.TOMBSTONE
-          && info.procCount == 0) {
-        // Reclaim on reconnect: the prior cycle is fully over, so this is a quiescent point.
-        peers.set(old.index, null);
-        if (old.role != ServerSnapshot.Role.TOOL) {
-          old.ns.nfinalized--;
-        }
+      if (old != null && old.info == info && old.closed) {
+        // Reclaim on reconnect: slot nulled, its finalized count dropped, object released.
+        free(old);
       }
+    }
+    if (ns.ranks.get(info.rank) == info) {
+      // A rank whose last process died unfinalized is a local process again.
+      rankReturned(ns, info.rank);
     }
     int index = peers.indexOf(null);
     if (index < 0) {
@@ -533,68 +928,117 @@ public final class ServerCore {
     return peer;
   }
 
-  /** The peer's socket closed. */
+  /**
+   * The peer's socket closed (lost_connection). Only the rank's live count changes for a peer
+   * the rank's index still names: a finalized client becomes a tombstone, one that died becomes
+   * a lost peer, both kept inert at their slot, so a collective or GET resolving the rank
+   * concurrently sees nothing move. A peer no index names (displaced by a clone or a fast
+   * re-init) and a pure tool are freed at once.
+   */
   public void closed(Object peerHandle) {
     checkLoop();
     Peer peer = (Peer) peerHandle;
-    if (peer.closed && (peer.index >= peers.size() || peers.get(peer.index) != peer)) {
-      return; // already released (deregistration or shutdown)
+    if (peer.closed) {
+      return; // the server closed it itself (deregistration, shutdown) and accounted for it
     }
     peer.closed = true;
-    if (stopping) {
+    if (stopping || peer.index >= peers.size() || peers.get(peer.index) != peer) {
       return;
     }
-    if (peers.get(peer.index) != peer) {
-      return;
-    }
+    RankInfo info = peer.info;
+    info.procCount = Math.max(0, info.procCount - 1);
+    boolean referenced = info.peerIndex == peer.index;
     if (peer.finalized()) {
-      peerFinalized(peer);
+      peerFinalized(peer, referenced);
     } else {
-      lostConnection(peer);
+      lostConnection(peer, referenced);
+    }
+    if (!peer.clientSemantics()) {
+      tools.peerGone(peer);
     }
   }
 
-  /** A finalized peer's socket dropped: tombstone it, or free it if it is stranded. */
-  private void peerFinalized(Peer peer) {
-    RankInfo info = peer.info;
-    info.procCount = Math.max(0, info.procCount - 1);
-    if (info.peerIndex == peer.index) {
+  /** A finalized peer's socket dropped (pmix_server_peer_finalized). */
+  private void peerFinalized(Peer peer, boolean referenced) {
+    prunePeer(peer);
+    if (!peer.clientSemantics()) {
+      freeToolPeer(peer, referenced);
+    } else if (referenced) {
+      // The tombstone: nothing else is touched here.
       peer.state = ServerSnapshot.PeerState.TOMBSTONE;
     } else {
-      // A newer peer owns the rank: this object is stranded and no live peerIndex names it.
-      peers.set(peer.index, null);
-      if (peer.role != ServerSnapshot.Role.TOOL) {
-        peer.ns.nfinalized--;
+      // Stranded: a newer peer owns the rank's index. Only its own slot is nulled.
+      free(peer);
+    }
+  }
+
+  /**
+   * An unfinalized peer's socket dropped: an abnormal termination. Collectives, parked GETs and
+   * cached events stop waiting for the rank once its last process is gone (4.2.2's status);
+   * nlocalprocs drops as in OpenPMIx. The peer itself is kept like a tombstone if the rank's
+   * index names it.
+   */
+  private void lostConnection(Peer peer, boolean referenced) {
+    LOG.log(Level.INFO, "lost connection to {0} before it finalized", peer);
+    prunePeer(peer);
+    RankInfo info = peer.info;
+    Namespace ns = peer.ns;
+    if (info.procCount == 0) {
+      rankDeparted(peer.proc);
+      failWaitsFor(peer.proc, Status.ERR_LOST_CONNECTION);
+      pruneCachedTargets(peer.proc);
+      if (peer.clientSemantics()
+          && ns.ranks.get(info.rank) == info
+          && ns.nlocalprocs > 0
+          && !ns.departedRanks.contains(info.rank)) {
+        // 4.2.2: a client that died without finalizing no longer counts as a local process.
+        ns.departedRanks.add(info.rank);
+        ns.nlocalprocs--;
+      }
+    }
+    peer.state = ServerSnapshot.PeerState.LOST;
+    if (!peer.clientSemantics()) {
+      freeToolPeer(peer, referenced);
+    } else if (!referenced) {
+      free(peer); // stranded: only its own slot is nulled
+    }
+  }
+
+  /**
+   * Frees a pure tool at close and repoints its rank's index to a live sibling, or unsets it:
+   * nothing resolves a tool through the index, and a finalized tool never reconnects onto its
+   * rank, so it needs no tombstone.
+   */
+  private void freeToolPeer(Peer peer, boolean referenced) {
+    free(peer);
+    if (referenced) {
+      RankInfo info = peer.info;
+      info.peerIndex = -1;
+      for (Peer sib : peers) {
+        if (sib != null && sib.info == info && !sib.closed) {
+          info.peerIndex = sib.index;
+          break;
+        }
       }
     }
   }
 
-  /** An unfinalized peer's socket dropped: fix up collectives as 4.2.2 does, then free it. */
-  private void lostConnection(Peer peer) {
-    LOG.log(Level.INFO, "lost connection to {0} before it finalized", peer);
-    dropFromCollectives(peer);
-    dropGetsOf(peer);
-    RankInfo info = peer.info;
-    info.procCount = Math.max(0, info.procCount - 1);
-    if (peer.ns.nlocalprocs > 0) {
-      // 4.2.2: a client that died without finalizing no longer counts as a local process.
-      peer.ns.nlocalprocs--;
+  /** Nulls the peer's own slot and drops the finalized count it held; idempotent. */
+  private void free(Peer p) {
+    if (p.index >= peers.size() || peers.get(p.index) != p) {
+      return;
     }
-    peers.set(peer.index, null);
-    if (info.peerIndex == peer.index) {
-      info.peerIndex = -1;
+    peers.set(p.index, null);
+    if (p.countedFinalized) {
+      p.countedFinalized = false;
+      p.ns.nfinalized--;
     }
   }
 
-  /** Removes a peer for good (deregistration): slot freed, socket closed, accounting fixed. */
+  /** Removes a peer for good (deregistration): pruned, slot freed, socket closed. */
   private void releasePeer(Peer p) {
-    if (!p.finalized()) {
-      dropFromCollectives(p);
-    } else if (p.role != ServerSnapshot.Role.TOOL) {
-      p.ns.nfinalized--;
-    }
-    dropGetsOf(p);
-    peers.set(p.index, null);
+    prunePeer(p);
+    free(p);
     if (p.info.peerIndex == p.index) {
       p.info.peerIndex = -1;
     }
@@ -603,6 +1047,24 @@ public final class ServerCore {
       p.closed = true;
       ChannelFuture unused = p.channel.close();
     }
+  }
+
+  /** Drops the client-scoped registrations a peer holds: events, forwarding, its parked GETs. */
+  private void prunePeer(Peer p) {
+    p.eventCodes.clear();
+    p.defaultEvents = false;
+    iofRequests.removeIf(r -> r.requester == p);
+    dropGetsOf(p);
+  }
+
+  /** Whether another process of the peer's rank is connected and not finalized. */
+  private boolean rankHasOtherActive(Peer peer) {
+    for (Peer p : peers) {
+      if (p != null && p != peer && p.info == peer.info && p.active()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private List<Peer> peersOf(Namespace ns) {
@@ -715,6 +1177,9 @@ public final class ServerCore {
   // ---- REQ ----
 
   private void handleReq(Peer peer, int tag) {
+    if (tools.answerReq(peer, tag)) {
+      return;
+    }
     Namespace ns = peer.ns;
     if (ns.bfropsVersion == null && ns.registered) {
       // 4.2.2 stores the first client's version string in the job data as pmix.bfrops.mod.
@@ -844,6 +1309,14 @@ public final class ServerCore {
       t.info = List.copyOf(info);
     }
     t.arrived.add(new FenceTracker.Arrival(peer, tag));
+    // Counted by identity: a clone, or the same rank in a later cycle, contributes once.
+    if (t.excluded.remove(peer.proc)) {
+      t.nlocal++;
+    }
+    if (t.departed.remove(peer.proc)) {
+      t.localStatus = t.statusAfterDepartures();
+    }
+    t.contributed.add(peer.proc);
     if (timeout > 0 && t.timer == null && !t.hostCalled) {
       FenceTracker tt = t;
       t.timer =
@@ -873,6 +1346,7 @@ public final class ServerCore {
     t.local = true;
     t.nlocal = 0;
     t.nslist.clear();
+    t.excluded.clear();
     boolean allDef = true;
     for (Proc p : t.procs) {
       Namespace ns = namespaces.get(p.nspace());
@@ -892,7 +1366,11 @@ public final class ServerCore {
         t.nslist.add(ns);
       }
       if (p.rank() == Proc.RANK_WILDCARD) {
-        t.nlocal += ns.nlocalprocs;
+        // nlocalprocs already leaves out the departed ranks: remember them in case they return.
+        t.nlocal += Math.max(ns.nlocalprocs, 0);
+        for (int r : ns.departedRanks) {
+          t.excluded.add(Proc.of(ns.name, r));
+        }
         if (ns.jobData(options.hostname()).nprocs != ns.registeredNlocalprocs) {
           t.local = false;
         }
@@ -902,12 +1380,15 @@ public final class ServerCore {
         allDef = false;
         continue;
       }
-      if (ns.ranks.containsKey(p.rank())) {
+      if (ns.departedRanks.contains(p.rank())) {
+        t.excluded.add(p); // a local rank that is gone for now
+      } else if (ns.ranks.containsKey(p.rank())) {
         t.nlocal++;
       } else {
         t.local = false;
       }
     }
+    t.departed.removeAll(t.excluded);
     t.defComplete = allDef;
   }
 
@@ -969,26 +1450,68 @@ public final class ServerCore {
     }
   }
 
-  /** A participant died: 4.2.2's lost-connection fix-up of every collective it was part of. */
-  private void dropFromCollectives(Peer peer) {
+  /**
+   * A rank will not contribute any more: its last process died unfinalized, or the host
+   * deregistered it. Every fence counting it that it has not contributed to stops waiting for it
+   * and reports the 4.2.2 local status (PARTIAL_SUCCESS while other counted ranks remain, else
+   * LOST_CONNECTION). A rank that already contributed (through any of its processes) stays
+   * contributed, as OpenPMIx master has it. An orderly finalize never comes here.
+   */
+  private void rankDeparted(Proc p) {
     for (FenceTracker t : new ArrayList<>(trackers)) {
-      if (!t.includes(peer.proc)) {
+      if (!t.includes(p) || t.contributed.contains(p) || t.excluded.contains(p)) {
         continue;
       }
-      t.nlocal--;
-      t.localStatus = t.nlocal > 0 ? Status.ERR_PARTIAL_SUCCESS : Status.ERR_LOST_CONNECTION;
-      t.arrived.removeIf(a -> a.peer() == peer);
+      if (!t.departed.add(p)) {
+        continue;
+      }
+      t.localStatus = t.statusAfterDepartures();
       if (t.hostCalled) {
         continue; // the host owns it now; wait for its answer
       }
       if (t.locallyComplete()) {
         if (t.arrived.isEmpty()) {
           trackers.remove(t);
+          if (t.timer != null) {
+            boolean unused = t.timer.cancel(false);
+            t.timer = null;
+          }
         } else if (t.local) {
           completeFence(t, t.localStatus);
         } else {
           checkFence(t);
         }
+      }
+    }
+  }
+
+  /**
+   * A rank is a local process again (the host registered it again, or it reconnected after its
+   * last process died): it counts in nlocalprocs, and fences still collecting wait for it again.
+   * A contribution only dead processes of the rank made is void: the rank's new process starts
+   * over and will contribute itself, so keeping the old one would count the rank twice and mix
+   * the two incarnations' fences.
+   */
+  private void rankReturned(Namespace ns, int rank) {
+    if (ns.departedRanks.remove(rank)) {
+      ns.nlocalprocs++;
+    }
+    Proc p = Proc.of(ns.name, rank);
+    for (FenceTracker t : trackers) {
+      if (t.hostCalled) {
+        continue;
+      }
+      if (t.excluded.remove(p)) {
+        t.nlocal++;
+      } else if (t.departed.remove(p)) {
+        t.localStatus = t.statusAfterDepartures();
+      } else if (t.contributed.contains(p)
+          && t.arrived.stream().noneMatch(a -> a.peer().proc.equals(p) && !a.peer().closed)
+          && t.arrived.stream()
+              .anyMatch(a -> a.peer().proc.equals(p)
+                  && a.peer().state == ServerSnapshot.PeerState.LOST)) {
+        t.arrived.removeIf(a -> a.peer().proc.equals(p));
+        t.contributed.remove(p);
       }
     }
   }
@@ -1457,6 +1980,16 @@ public final class ServerCore {
     replyStatus(g.requester, g.tag, status);
   }
 
+  /** Answers every GET parked until {@code target} commits: its data is not coming. */
+  private void failWaitsFor(Proc target, Status status) {
+    List<PendingGet> waiting = localWaits.remove(target);
+    if (waiting != null) {
+      for (PendingGet g : waiting) {
+        finishGet(g, status);
+      }
+    }
+  }
+
   private void dropGetsOf(Peer peer) {
     for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
       for (List<PendingGet> l : waits.values()) {
@@ -1507,28 +2040,40 @@ public final class ServerCore {
   private void handleFinalize(Peer peer, int tag) {
     if (peer.state == ServerSnapshot.PeerState.ACTIVE) {
       peer.state = ServerSnapshot.PeerState.FINALIZING;
-      if (peer.role != ServerSnapshot.Role.TOOL) {
+      if (peer.clientSemantics()) {
         peer.ns.nfinalized++;
+        peer.countedFinalized = true;
       }
     }
-    // Client-scoped registrations do not outlive the cycle.
-    peer.eventCodes.clear();
-    peer.defaultEvents = false;
-    dropGetsOf(peer);
+    // Client-scoped registrations do not outlive the cycle. The peer's fence contributions stay:
+    // an orderly finalize is not a lost participant.
+    prunePeer(peer);
+    if (!rankHasOtherActive(peer)) {
+      // Nothing of this rank will commit in this cycle: whoever waits for its data is told so
+      // (OpenPMIx master answers NOT_FOUND), and events kept for it are dropped.
+      failWaitsFor(peer.proc, Status.ERR_NOT_FOUND);
+      pruneCachedTargets(peer.proc);
+    }
     if (peer.role == ServerSnapshot.Role.CLIENT) {
       Object hostObject = peer.info.hostObject;
       callHost(
           () -> host.clientFinalized(peer.proc, hostObject),
           (v, failure) ->
-              replyStatus(
+              replyFinalize(
                   peer,
                   tag,
                   failure == null || failure.equals(Status.ERR_NOT_SUPPORTED)
                       ? Status.SUCCESS
                       : failure));
     } else {
-      replyStatus(peer, tag, Status.SUCCESS);
+      replyFinalize(peer, tag, Status.SUCCESS);
     }
+  }
+
+  /** The FINALIZE answer: the one message a finalized peer still receives. */
+  private void replyFinalize(Peer peer, int tag, Status status) {
+    Status s = status.equals(Status.OPERATION_SUCCEEDED) ? Status.SUCCESS : status;
+    send(peer, tag, w -> w.packStatus(s), true);
   }
 
   // ---- PUBLISH / LOOKUP / UNPUBLISH ----
@@ -1602,6 +2147,7 @@ public final class ServerCore {
       peer.eventCodes.addAll(codes);
     }
     replyStatus(peer, tag, Status.SUCCESS);
+    deliverCached(peer);
   }
 
   private void handleDeregEvents(Peer peer, PmixReader r) {
@@ -1641,26 +2187,7 @@ public final class ServerCore {
         queries.add((Value.Query) v);
       }
     }
-    List<Value.Query> copy = List.copyOf(queries);
-    callHost(
-        () -> host.query(peer.proc, copy),
-        (info, failure) -> {
-          if (failure != null) {
-            replyStatus(peer, tag, failure);
-            return;
-          }
-          List<Info> answer = info == null ? List.of() : info;
-          send(
-              peer,
-              tag,
-              w -> {
-                w.packStatus(Status.SUCCESS);
-                w.packSize(answer.size());
-                if (!answer.isEmpty()) {
-                  w.packInfos(answer);
-                }
-              });
-        });
+    queryResponder.handle(peer, tag, List.copyOf(queries));
   }
 
   private void handleLog(Peer peer, int tag, PmixReader r) {
@@ -1724,8 +2251,16 @@ public final class ServerCore {
     send(peer, tag, w -> w.packStatus(s));
   }
 
-  private void send(Peer peer, int tag, Consumer<PmixWriter> body) {
-    if (peer.closed || !peer.channel.isActive()) {
+  void send(Peer peer, int tag, Consumer<PmixWriter> body) {
+    send(peer, tag, body, false);
+  }
+
+  /**
+   * Sends unless the socket is gone; to a finalized peer only its FINALIZE answer ({@code
+   * finalizeReply}): the finalized flag short-circuits every other send path.
+   */
+  private void send(Peer peer, int tag, Consumer<PmixWriter> body, boolean finalizeReply) {
+    if (peer.closed || !peer.channel.isActive() || (peer.finalized() && !finalizeReply)) {
       return;
     }
     ByteBufAllocator alloc = peer.channel.alloc();
@@ -1793,4 +2328,5 @@ public final class ServerCore {
   int activeFences() {
     return trackers.size();
   }
+
 }

@@ -181,7 +181,7 @@ class ServerCoreTest {
     ServerSnapshot s = core.snapshot();
     assertEquals(2, s.peers().size());
     assertEquals(1, s.namespace("testjob").orElseThrow().ranks().get(1).peerIndex());
-    assertEquals(1, s.namespace("testjob").orElseThrow().ranks().get(1).liveCount());
+    assertEquals(1, s.namespace("testjob").orElseThrow().ranks().get(1).procCount());
   }
 
   @Test
@@ -509,7 +509,9 @@ class ServerCoreTest {
     assertEquals(Status.ERR_PARTIAL_SUCCESS, readStatusReply(ch[2], 111));
     ServerSnapshot s = core.snapshot();
     assertEquals(2, s.namespace("three").orElseThrow().nlocalprocs());
-    assertEquals(-1, s.namespace("three").orElseThrow().ranks().get(0).peerIndex());
+    // The lost peer stays at the slot the rank's index names.
+    assertEquals(0, s.namespace("three").orElseThrow().ranks().get(0).peerIndex());
+    assertEquals(ServerSnapshot.PeerState.LOST, s.peer(0).orElseThrow().state());
   }
 
   // ---- finalize lifecycle ----
@@ -529,7 +531,7 @@ class ServerCoreTest {
     s = core.snapshot();
     assertEquals(ServerSnapshot.PeerState.TOMBSTONE, s.peers().get(0).state());
     assertEquals(idx, s.namespace("testjob").orElseThrow().ranks().get(0).peerIndex());
-    assertEquals(0, s.namespace("testjob").orElseThrow().ranks().get(0).liveCount());
+    assertEquals(0, s.namespace("testjob").orElseThrow().ranks().get(0).procCount());
     assertEquals(1, s.namespace("testjob").orElseThrow().nfinalized());
 
     EmbeddedChannel second = newChannel();
@@ -538,7 +540,7 @@ class ServerCoreTest {
     assertEquals(1, s.peers().size());
     assertEquals(ServerSnapshot.PeerState.ACTIVE, s.peers().get(0).state());
     assertEquals(0, s.namespace("testjob").orElseThrow().nfinalized());
-    assertEquals(1, s.namespace("testjob").orElseThrow().ranks().get(0).liveCount());
+    assertEquals(1, s.namespace("testjob").orElseThrow().ranks().get(0).procCount());
   }
 
   @Test
@@ -548,7 +550,7 @@ class ServerCoreTest {
     connect(parent, "testjob", 0);
     EmbeddedChannel clone = newChannel();
     int cloneIdx = connect(clone, "testjob", 0);
-    assertEquals(2, core.snapshot().namespace("testjob").orElseThrow().ranks().get(0).liveCount());
+    assertEquals(2, core.snapshot().namespace("testjob").orElseThrow().ranks().get(0).procCount());
     parent.writeInbound(command(101, 5, w -> {}));
     loopOwner.runPendingTasks();
     assertEquals(Status.SUCCESS, readStatusReply(parent, 101));
@@ -558,7 +560,7 @@ class ServerCoreTest {
     assertEquals(1, s.peers().size());
     assertEquals(cloneIdx, s.peers().get(0).index());
     assertEquals(0, s.namespace("testjob").orElseThrow().nfinalized());
-    assertEquals(1, s.namespace("testjob").orElseThrow().ranks().get(0).liveCount());
+    assertEquals(1, s.namespace("testjob").orElseThrow().ranks().get(0).procCount());
   }
 
   @Test

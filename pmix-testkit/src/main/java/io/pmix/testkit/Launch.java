@@ -1,0 +1,566 @@
+package io.pmix.testkit;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.server.PMIxServer;
+import io.pmix.server.ServerSnapshot;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One job under a {@link PMIxServer} with a {@link SingleNodeHost}: registers it, starts its N
+ * processes with the server's fork environment, drains their output, and then, on a thread of its
+ * own, waits for them, acting on aborts, timeouts and stop requests (kill with SIGTERM, SIGKILL
+ * after {@link #KILL_GRACE}), and finally deregisters the job, with a server snapshot just before
+ * and just after. The shared engine of {@code pmixrun} and {@link TestingPmixServer}.
+ */
+final class Launch {
+  private static final System.Logger LOG = System.getLogger(Launch.class.getName());
+
+  /** How long killed processes get between SIGTERM and SIGKILL. */
+  static final Duration KILL_GRACE = Duration.ofSeconds(2);
+
+  /** How long to wait, once every process has ended, for the server to see their sockets close. */
+  private static final Duration SETTLE = Duration.ofSeconds(5);
+
+  /**
+   * Where a job's output goes, and where its input comes from.
+   *
+   * @param capture whether to keep each rank's output for the {@link JobResult}
+   * @param stdout where to forward the ranks' stdout, or null
+   * @param stderr where to forward the ranks' stderr, or null
+   * @param tag whether forwarded lines are tagged {@code [nspace,rank]<stdout>: }
+   * @param stdinToRank0 whether rank 0 reads this process's stdin (as under mpirun); otherwise
+   *     every rank's stdin is empty
+   */
+  record Output(
+      boolean capture,
+      @Nullable OutputStream stdout,
+      @Nullable OutputStream stderr,
+      boolean tag,
+      boolean stdinToRank0) {
+    static Output captureOnly() {
+      return new Output(true, null, null, false, false);
+    }
+  }
+
+  /**
+   * What to run.
+   *
+   * @param nspace the job's namespace
+   * @param nprocs the number of processes
+   * @param argv the command every rank runs
+   * @param env variables added to each child's environment after the server's
+   * @param directory the working directory, or null for this process's
+   * @param slurmEnv whether to export SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST
+   * @param timeout the time the job may take, or null
+   * @param output where output goes
+   */
+  record Spec(
+      String nspace,
+      int nprocs,
+      List<String> argv,
+      Map<String, String> env,
+      @Nullable Path directory,
+      boolean slurmEnv,
+      @Nullable Duration timeout,
+      Output output) {
+    Spec {
+      requireNonNull(nspace, "nspace");
+      argv = List.copyOf(argv);
+      env = Map.copyOf(env);
+      if (argv.isEmpty()) {
+        throw new IllegalArgumentException("no command");
+      }
+    }
+  }
+
+  /** What the launcher tells as it goes ({@code pmixrun} prints it). Called on the job thread. */
+  interface Reporter {
+    default void exited(int rank, long pid, int code, boolean killedByLauncher) {}
+
+    default void aborted(JobResult.Abort abort, List<Integer> killing) {}
+
+    default void timedOut(Duration after, List<Integer> killing) {}
+
+    default void stopping(String reason, List<Integer> killing) {}
+
+    default void escalated(List<Integer> ranks) {}
+  }
+
+  private sealed interface Event {}
+
+  private record Exited(int rank, int code) implements Event {}
+
+  private record Aborted(JobResult.Abort abort) implements Event {}
+
+  private record Stop(String reason, int status, boolean timeout) implements Event {}
+
+  private final PMIxServer server;
+  private final SingleNodeHost host;
+  private final Spec spec;
+  private final Reporter reporter;
+  private final int n;
+  private final Process[] procs;
+  private final OutputPump[] outPumps;
+  private final OutputPump[] errPumps;
+  private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+  private final CompletableFuture<JobResult> done = new CompletableFuture<>();
+  private final long startNanos;
+
+  @GuardedBy("this")
+  private boolean registered;
+
+  private Launch(PMIxServer server, SingleNodeHost host, Spec spec, Reporter reporter) {
+    this.server = server;
+    this.host = host;
+    this.spec = spec;
+    this.reporter = reporter;
+    this.n = spec.nprocs();
+    this.procs = new Process[n];
+    this.outPumps = new OutputPump[n];
+    this.errPumps = new OutputPump[n];
+    this.startNanos = System.nanoTime();
+  }
+
+  /**
+   * Registers the job and starts its processes.
+   *
+   * @throws IOException if a process cannot be started (those already started are killed and the
+   *     job deregistered)
+   * @throws IllegalStateException if the server refuses the registration
+   */
+  static Launch start(PMIxServer server, SingleNodeHost host, Spec spec, Reporter reporter)
+      throws IOException {
+    Launch l = new Launch(server, host, spec, reporter);
+    l.begin();
+    return l;
+  }
+
+  /** This process's uid and gid, which every child is registered with. */
+  static int[] ids() {
+    try {
+      return new int[] {
+        (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid"),
+        (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:gid")
+      };
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read this process's uid/gid", e);
+    }
+  }
+
+  private void begin() throws IOException {
+    String nspace = spec.nspace();
+    int[] ids = ids();
+    Path wdir =
+        (spec.directory() != null ? spec.directory() : Path.of("")).toAbsolutePath().normalize();
+    host.addJob(nspace, ids[0], ids[1], this::onAbort); // refuses a namespace in use
+    synchronized (this) {
+      registered = true;
+    }
+    try {
+      Status st =
+          server.registerNspace(
+              nspace,
+              n,
+              JobInfo.singleNode(
+                  nspace,
+                  n,
+                  host.hostname(),
+                  server.options().tmpdir(),
+                  wdir,
+                  server.options().serverNspace(),
+                  server.options().serverRank()));
+      if (!ok(st)) {
+        throw new IllegalStateException("the server refused namespace " + nspace + ": " + st);
+      }
+      for (int r = 0; r < n; r++) {
+        st = server.registerClient(Proc.of(nspace, r), ids[0], ids[1]);
+        if (!ok(st)) {
+          throw new IllegalStateException("the server refused client " + r + ": " + st);
+        }
+      }
+      for (int r = 0; r < n; r++) {
+        startRank(r, wdir);
+      }
+    } catch (IOException | RuntimeException e) {
+      for (int r = 0; r < n; r++) {
+        if (procs[r] != null) {
+          destroyTree(procs[r], true);
+        }
+      }
+      for (int r = 0; r < n; r++) {
+        if (procs[r] != null) {
+          procs[r].onExit().join();
+        }
+      }
+      deregister();
+      throw e;
+    }
+    Thread t = new Thread(this::loop, "pmix-testkit-job-" + nspace);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private static boolean ok(Status s) {
+    return s.isSuccess() || s.equals(Status.OPERATION_SUCCEEDED);
+  }
+
+  private void startRank(int r, Path wdir) throws IOException {
+    ProcessBuilder pb = new ProcessBuilder(spec.argv()).directory(wdir.toFile());
+    Map<String, String> env = pb.environment();
+    // Nothing inherited may point the child at another server; user tunables (PMIX_MCA_*) stay.
+    env.keySet().removeIf(k -> k.startsWith("PMIX_") && !k.startsWith("PMIX_MCA_"));
+    env.putAll(server.setupFork(Proc.of(spec.nspace(), r)));
+    if (spec.slurmEnv()) {
+      env.putAll(slurmEnv(host.hostname()));
+    }
+    env.putAll(spec.env());
+    if (r == 0 && spec.output().stdinToRank0()) {
+      pb.redirectInput(ProcessBuilder.Redirect.INHERIT);
+    }
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      throw new IOException("cannot start " + spec.argv().get(0) + ": " + e.getMessage(), e);
+    }
+    procs[r] = p;
+    Output o = spec.output();
+    String tag = "[" + spec.nspace() + "," + r + "]";
+    outPumps[r] =
+        new OutputPump(
+            p.getInputStream(),
+            o.stdout(),
+            o.tag() ? tag + "<stdout>: " : null,
+            o.capture(),
+            "pmix-testkit-out-" + spec.nspace() + "-" + r);
+    errPumps[r] =
+        new OutputPump(
+            p.getErrorStream(),
+            o.stderr(),
+            o.tag() ? tag + "<stderr>: " : null,
+            o.capture(),
+            "pmix-testkit-err-" + spec.nspace() + "-" + r);
+    outPumps[r].start();
+    errPumps[r].start();
+    p.getOutputStream().close(); // a child without our stdin sees end of input at once
+    final int rank = r;
+    CompletableFuture<Void> unused =
+        p.onExit().thenAccept(x -> events.add(new Exited(rank, x.exitValue())));
+  }
+
+  /**
+   * The variables with which Open MPI 4.1 recognizes a direct launch (reference-defects.md): a
+   * job id (this launcher's pid), step 0 and this node.
+   */
+  static Map<String, String> slurmEnv(String hostname) {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("SLURM_JOBID", Long.toString(ProcessHandle.current().pid()));
+    m.put("SLURM_STEP_ID", "0");
+    m.put("SLURM_NODELIST", hostname);
+    return m;
+  }
+
+  String nspace() {
+    return spec.nspace();
+  }
+
+  int nprocs() {
+    return n;
+  }
+
+  /** The pids, by rank. */
+  List<Long> pids() {
+    List<Long> l = new ArrayList<>();
+    for (Process p : procs) {
+      l.add(p.pid());
+    }
+    return l;
+  }
+
+  /** Whether any process of the job still runs. */
+  boolean anyAlive() {
+    for (Process p : procs) {
+      if (p.isAlive()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The ranks still running. */
+  List<Integer> liveRanks() {
+    List<Integer> l = new ArrayList<>();
+    for (int r = 0; r < n; r++) {
+      if (procs[r].isAlive()) {
+        l.add(r);
+      }
+    }
+    return l;
+  }
+
+  /** Completes when the job has ended and been deregistered. */
+  CompletableFuture<JobResult> done() {
+    return done;
+  }
+
+  /**
+   * Stops the job from outside: every process is killed and the launcher status becomes {@code
+   * status}. Only the first stop counts. Any thread.
+   */
+  void stop(String reason, int status) {
+    events.add(new Stop(reason, status, false));
+  }
+
+  /** Ends the job as timed out (launcher status 124). Any thread. */
+  void timeOut() {
+    events.add(new Stop("timeout", JobResult.TIMEOUT_STATUS, true));
+  }
+
+  private void onAbort(Proc caller, Status status, @Nullable String message, List<Proc> targets) {
+    List<Integer> ranks = new ArrayList<>();
+    boolean all = targets.isEmpty();
+    for (Proc p : targets) {
+      if (!p.nspace().equals(spec.nspace())) {
+        continue;
+      }
+      if (p.rank() == Proc.RANK_WILDCARD) {
+        all = true;
+      } else if (p.rank() >= 0 && p.rank() < n && !ranks.contains(p.rank())) {
+        ranks.add(p.rank());
+      }
+    }
+    if (all) {
+      ranks.clear();
+      for (int r = 0; r < n; r++) {
+        ranks.add(r);
+      }
+    }
+    events.add(new Aborted(new JobResult.Abort(caller.rank(), status, message, ranks)));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The job thread
+
+  private void loop() {
+    int[] codes = new int[n];
+    boolean[] ended = new boolean[n];
+    boolean[] killed = new boolean[n];
+    List<Integer> order = new ArrayList<>();
+    int alive = n;
+    JobResult.Abort abort = null;
+    boolean timedOut = false;
+    String stopReason = null;
+    int stopStatus = 0;
+    long deadline =
+        spec.timeout() == null ? Long.MAX_VALUE : startNanos + spec.timeout().toNanos();
+    long escalateAt = Long.MAX_VALUE;
+    try {
+      while (alive > 0) {
+        long now = System.nanoTime();
+        // An abort may spare some ranks: the deadline still holds for them.
+        long wake = Math.min(timedOut || stopReason != null ? Long.MAX_VALUE : deadline, escalateAt);
+        Event e;
+        if (wake == Long.MAX_VALUE) {
+          e = events.take();
+        } else {
+          e = events.poll(Math.max(0, wake - now), TimeUnit.NANOSECONDS);
+        }
+        now = System.nanoTime();
+        if (e == null) {
+          if (escalateAt != Long.MAX_VALUE && now - escalateAt >= 0) {
+            List<Integer> live = liveRanks();
+            if (!live.isEmpty()) {
+              reporter.escalated(live);
+              killRanks(live, killed, true);
+            }
+            escalateAt = Long.MAX_VALUE;
+          } else if (deadline != Long.MAX_VALUE && now - deadline >= 0 && !timedOut) {
+            e = new Stop("timeout", JobResult.TIMEOUT_STATUS, true);
+          }
+          if (e == null) {
+            continue;
+          }
+        }
+        if (e instanceof Exited x) {
+          if (!ended[x.rank()]) {
+            ended[x.rank()] = true;
+            codes[x.rank()] = x.code();
+            order.add(x.rank());
+            alive--;
+            reporter.exited(x.rank(), procs[x.rank()].pid(), x.code(), killed[x.rank()]);
+          }
+        } else if (e instanceof Aborted a) {
+          if (abort == null && !timedOut && stopReason == null) {
+            abort = a.abort();
+            List<Integer> live = new ArrayList<>(a.abort().targets());
+            live.removeIf(r -> ended[r]);
+            reporter.aborted(a.abort(), live);
+            killRanks(live, killed, false);
+            escalateAt = now + KILL_GRACE.toNanos();
+          }
+        } else if (e instanceof Stop s) {
+          if (!timedOut && stopReason == null) {
+            List<Integer> live = liveRanks();
+            if (s.timeout()) {
+              timedOut = true;
+              reporter.timedOut(Duration.ofNanos(now - startNanos), live);
+            } else {
+              stopReason = s.reason();
+              stopStatus = s.status();
+              reporter.stopping(s.reason(), live);
+            }
+            killRanks(live, killed, false);
+            escalateAt = now + KILL_GRACE.toNanos();
+          }
+        }
+      }
+    } catch (InterruptedException ie) {
+      Thread.currentThread().interrupt();
+      for (Process p : procs) {
+        destroyTree(p, true);
+      }
+    } catch (RuntimeException ex) {
+      LOG.log(Level.ERROR, "job " + spec.nspace() + " failed", ex);
+      for (Process p : procs) {
+        destroyTree(p, true);
+      }
+      done.completeExceptionally(ex);
+      deregister();
+      return;
+    }
+    Duration elapsed = Duration.ofNanos(System.nanoTime() - startNanos);
+
+    // Output first: once every process has ended, its pipes end too (unless a grandchild that
+    // escaped the kill holds them: then we do not wait for it).
+    long outputDeadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+    List<String> out = new ArrayList<>();
+    List<String> err = new ArrayList<>();
+    for (int r = 0; r < n; r++) {
+      try {
+        outPumps[r].join(OutputPump.millisUntil(outputDeadline));
+        errPumps[r].join(OutputPump.millisUntil(outputDeadline));
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+      }
+      out.add(outPumps[r].text());
+      err.add(errPumps[r].text());
+    }
+
+    ServerSnapshot before = settledSnapshot();
+    deregister();
+    ServerSnapshot after = snapshotOrNull();
+    List<Integer> exitCodes = new ArrayList<>();
+    for (int c : codes) {
+      exitCodes.add(c);
+    }
+    done.complete(
+        new JobResult(
+            spec.nspace(),
+            exitCodes,
+            pids(),
+            out,
+            err,
+            order,
+            abort,
+            timedOut,
+            stopReason,
+            stopStatus,
+            before,
+            after,
+            elapsed));
+  }
+
+  private void killRanks(List<Integer> ranks, boolean[] killed, boolean force) {
+    for (int r : ranks) {
+      if (procs[r].isAlive()) {
+        killed[r] = true;
+        destroyTree(procs[r], force);
+      }
+    }
+  }
+
+  /** Signals a process and everything it started (SIGKILL if {@code force}, else SIGTERM). */
+  static void destroyTree(Process p, boolean force) {
+    // Descendants first collected: once the child is gone they are no longer ours to find.
+    List<ProcessHandle> kids = p.descendants().toList();
+    if (force) {
+      p.destroyForcibly();
+    } else {
+      p.destroy();
+    }
+    for (ProcessHandle h : kids) {
+      boolean unused = force ? h.destroyForcibly() : h.destroy();
+    }
+  }
+
+  /** The server's view once it has seen every process of the job go. */
+  private @Nullable ServerSnapshot settledSnapshot() {
+    long end = System.nanoTime() + SETTLE.toNanos();
+    while (true) {
+      ServerSnapshot s = snapshotOrNull();
+      if (s == null) {
+        return null;
+      }
+      boolean busy =
+          s.peers().stream()
+              .anyMatch(
+                  p ->
+                      p.nspace().equals(spec.nspace())
+                          && (p.state() == ServerSnapshot.PeerState.ACTIVE
+                              || p.state() == ServerSnapshot.PeerState.FINALIZING));
+      if (!busy || System.nanoTime() - end > 0) {
+        return s;
+      }
+      try {
+        Thread.sleep(5);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return s;
+      }
+    }
+  }
+
+  private @Nullable ServerSnapshot snapshotOrNull() {
+    try {
+      return server.snapshot();
+    } catch (IllegalStateException e) {
+      return null; // the server was shut down under the job
+    }
+  }
+
+  /** Deregisters the clients and the namespace; forgets the job at the host. Idempotent. */
+  private void deregister() {
+    synchronized (this) {
+      if (!registered) {
+        return;
+      }
+      registered = false;
+    }
+    if (!server.isShutdown()) {
+      for (int r = 0; r < n; r++) {
+        Status unused = server.deregisterClient(Proc.of(spec.nspace(), r));
+      }
+      Status unused = server.deregisterNspace(spec.nspace());
+    }
+    host.removeJob(spec.nspace());
+  }
+}

@@ -1,0 +1,365 @@
+package io.pmix.testkit;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import io.pmix.dataserver.DataServerClient;
+import io.pmix.dataserver.DataService;
+import io.pmix.dataserver.DataStoreOptions;
+import io.pmix.dataserver.LocalDataService;
+import io.pmix.server.PMIxServer;
+import io.pmix.server.ServerOptions;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+// The one way for a JVM launcher to act on SIGINT/SIGTERM/SIGHUP itself (kill the job, report,
+// exit 128+signal) rather than in a shutdown hook racing the main thread; javac warns about it.
+import sun.misc.Signal;
+
+/**
+ * {@code pmixrun}: runs N copies of a command on this node under an embedded {@link PMIxServer}
+ * with the {@link SingleNodeHost}, like {@code mpirun} on one node. {@code bin/pmixrun} replaces
+ * itself with this JVM, so the launcher's pid is the server's pid and the processes are its
+ * direct children. See {@link PmixRunOptions#USAGE} (printed by {@code pmixrun --help}) for the
+ * options and the exit status.
+ */
+public final class PmixRun {
+  private PmixRun() {}
+
+  /** Runs {@code pmixrun} and exits with its status. */
+  public static void main(String[] args) {
+    quietLogging();
+    int status = run(args);
+    System.out.flush();
+    System.err.flush();
+    System.exit(status);
+  }
+
+  /**
+   * The libraries log through {@code System.Logger}, i.e. java.util.logging, whose default prints
+   * INFO (every client that dies without finalizing, say) on stderr, amid the job's own output:
+   * pmixrun shows warnings and errors only, unless a logging configuration is given ({@code
+   * -Djava.util.logging.config.file=...} in {@code PMIXRUN_JAVA_OPTS}).
+   */
+  private static void quietLogging() {
+    if (System.getProperty("java.util.logging.config.file") == null
+        && System.getProperty("java.util.logging.config.class") == null) {
+      java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
+    }
+  }
+
+  /** The signals that stop the job, and their numbers on Linux. */
+  private static final String[][] STOP_SIGNALS = {{"INT", "2"}, {"TERM", "15"}, {"HUP", "1"}};
+
+  static int run(String[] args) {
+    PrintStream err = System.err;
+    PmixRunOptions o;
+    try {
+      o = PmixRunOptions.parse(args);
+    } catch (PmixRunOptions.UsageException e) {
+      err.println("pmixrun: " + e.getMessage());
+      err.println("usage: pmixrun -n N [options] [--] command [args...]   (pmixrun --help)");
+      return 2;
+    }
+    if (o.help()) {
+      System.out.print(PmixRunOptions.USAGE);
+      return 0;
+    }
+    boolean slurm;
+    if (o.slurmEnv() != null) {
+      slurm = o.slurmEnv();
+    } else {
+      slurm = linkedAgainstMpi(o.command().get(0));
+      if (slurm) {
+        err.println("pmixrun: " + o.command().get(0) + " is linked against libmpi: exporting"
+            + " SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST so that Open MPI treats its ranks as"
+            + " direct-launched (--no-slurm-env turns this off)");
+      }
+    }
+
+    long pid = ProcessHandle.current().pid();
+    Path tmpdir;
+    try {
+      tmpdir =
+          Files.createTempDirectory(
+              "pmixrun-" + pid + "-",
+              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+    } catch (IOException e) {
+      err.println("pmixrun: cannot create a temporary directory: " + e.getMessage());
+      return 1;
+    }
+    AtomicReference<@Nullable Launch> current = new AtomicReference<>();
+    AtomicReference<String @Nullable []> pendingSignal = new AtomicReference<>();
+    for (String[] sig : STOP_SIGNALS) {
+      try {
+        Signal.handle(
+            new Signal(sig[0]),
+            s -> {
+              Launch l = current.get();
+              if (l != null) {
+                l.stop("received SIG" + sig[0], 128 + Integer.parseInt(sig[1]));
+              } else {
+                pendingSignal.compareAndSet(null, sig);
+              }
+            });
+      } catch (IllegalArgumentException e) {
+        // This JVM does not let us handle it (e.g. -Xrs): the default action stays.
+      }
+    }
+
+    SingleNodeHost host = null;
+    PMIxServer server = null;
+    try {
+      ServerOptions options =
+          ServerOptions.builder()
+              .serverNspace("pmixrun-" + pid)
+              .tmpdir(tmpdir)
+              .systemTmpdir(tmpdir)
+              .toolSupport(o.toolSupport())
+              .build();
+      DataService data =
+          o.dataserver() != null
+              ? DataServerClient.builder(o.dataserver()).name("pmixrun-" + pid).build()
+              : LocalDataService.create(DataStoreOptions.fromEnvironment(System.getenv()));
+      host = new SingleNodeHost(options.hostname(), data);
+      try {
+        server = PMIxServer.init(host, options);
+      } catch (RuntimeException e) {
+        err.println("pmixrun: cannot start the PMIx server: " + e.getMessage());
+        return 1;
+      }
+      // The children's output goes through System.out/err: the pumps lock the stream for each
+      // write, as println does, so pmixrun's messages never land inside a child's line.
+      OutputStream out = System.out;
+      OutputStream errOut = System.err;
+      String nspace = "pmixrun-" + pid + "@1";
+      Launch.Spec spec =
+          new Launch.Spec(
+              nspace,
+              o.nprocs(),
+              o.command(),
+              Map.of(),
+              null,
+              slurm,
+              o.timeout(),
+              new Launch.Output(false, out, errOut, o.tagOutput(), true));
+      Launch launch;
+      try {
+        launch = Launch.start(server, host, spec, new Messages(err, o.timeout()));
+      } catch (IOException e) {
+        err.println("pmixrun: " + e.getMessage());
+        return 127;
+      } catch (IllegalStateException e) {
+        err.println("pmixrun: " + e.getMessage());
+        return 1;
+      }
+      current.set(launch);
+      String[] early = pendingSignal.get();
+      if (early != null) {
+        launch.stop("received SIG" + early[0], 128 + Integer.parseInt(early[1]));
+      }
+      JobResult result = launch.done().join();
+      if (o.reportState() != null) {
+        try {
+          StateReport.write(o.reportState(), result);
+        } catch (IOException e) {
+          err.println("pmixrun: cannot write " + o.reportState() + ": " + e.getMessage());
+        }
+      }
+      summarize(err, result, o);
+      return result.status();
+    } finally {
+      Launch l = current.get();
+      if (l != null && l.anyAlive()) {
+        l.stop("pmixrun failed", 1); // never leave the processes behind
+        try {
+          l.done().get(2 * Launch.KILL_GRACE.toSeconds() + 5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          // Nothing more to do: the processes were signalled.
+        }
+      }
+      if (server != null) {
+        server.close();
+      }
+      if (host != null) {
+        host.close();
+      }
+      deleteTree(tmpdir);
+    }
+  }
+
+  private static void summarize(PrintStream err, JobResult r, PmixRunOptions o) {
+    int status = r.status();
+    if (r.abort().isPresent()) {
+      JobResult.Abort a = r.abort().get();
+      err.println("pmixrun: job " + r.nspace() + " aborted by rank " + a.rank() + " with status "
+          + a.status().code() + (a.message() != null ? " (\"" + a.message() + "\")" : "")
+          + "; exit status " + status);
+    } else if (r.timedOut()) {
+      Duration limit = o.timeout() != null ? o.timeout() : r.elapsed();
+      err.println("pmixrun: job " + r.nspace() + " timed out after " + limit.toSeconds()
+          + " s (--timeout); exit status " + status);
+    } else if (r.stopReason().isPresent()) {
+      err.println("pmixrun: job " + r.nspace() + " stopped (" + r.stopReason().get()
+          + "); exit status " + status);
+    } else if (status != 0) {
+      int first = r.firstFailedRank().orElse(-1);
+      long failed = r.exitCodes().stream().filter(c -> c != 0).count();
+      err.println("pmixrun: job " + r.nspace() + " failed: rank " + first + " exited first with"
+          + " status " + JobResult.describeExit(r.exitCode(first)) + "; " + failed + " of "
+          + r.nprocs() + " processes exited non-zero; exit status " + status);
+    }
+  }
+
+  /** Prints the launcher's messages as the job goes. */
+  private static final class Messages implements Launch.Reporter {
+    private final PrintStream err;
+    private final @Nullable Duration timeout;
+
+    Messages(PrintStream err, @Nullable Duration timeout) {
+      this.err = err;
+      this.timeout = timeout;
+    }
+
+    @Override
+    public void exited(int rank, long pid, int code, boolean killedByLauncher) {
+      if (code != 0 && !killedByLauncher) {
+        err.println("pmixrun: rank " + rank + " (pid " + pid + ") exited with status "
+            + JobResult.describeExit(code));
+      }
+    }
+
+    @Override
+    public void aborted(JobResult.Abort abort, List<Integer> killing) {
+      err.println("pmixrun: rank " + abort.rank() + " called PMIx_Abort with status "
+          + abort.status().code() + (abort.message() != null ? ": \"" + abort.message() + "\"" : "")
+          + (killing.isEmpty() ? "" : "; killing " + processes(killing)));
+    }
+
+    @Override
+    public void timedOut(Duration after, List<Integer> killing) {
+      long s = timeout != null ? timeout.toSeconds() : after.toSeconds();
+      err.println("pmixrun: timeout: the job ran for " + s + " s (--timeout " + s + "); killing "
+          + processes(killing));
+    }
+
+    @Override
+    public void stopping(String reason, List<Integer> killing) {
+      err.println("pmixrun: " + reason + ": killing " + processes(killing));
+    }
+
+    @Override
+    public void escalated(List<Integer> ranks) {
+      err.println("pmixrun: " + processes(ranks) + " still running "
+          + Launch.KILL_GRACE.toSeconds() + " s after SIGTERM: sending SIGKILL");
+    }
+  }
+
+  /** {@code "3 processes (ranks 0-2)"}, {@code "1 process (rank 4)"}. */
+  static String processes(List<Integer> ranks) {
+    if (ranks.size() == 1) {
+      return "1 process (rank " + ranks.get(0) + ")";
+    }
+    return ranks.size() + " processes (ranks " + ranges(ranks) + ")";
+  }
+
+  /** {@code [0,1,2,5,7,8]} as {@code "0-2,5,7-8"}. */
+  static String ranges(List<Integer> ranks) {
+    List<Integer> s = new ArrayList<>(ranks);
+    s.sort(Comparator.naturalOrder());
+    StringBuilder b = new StringBuilder();
+    int i = 0;
+    while (i < s.size()) {
+      int j = i;
+      while (j + 1 < s.size() && s.get(j + 1) == s.get(j) + 1) {
+        j++;
+      }
+      if (b.length() > 0) {
+        b.append(',');
+      }
+      b.append(s.get(i));
+      if (j > i) {
+        b.append('-').append(s.get(j));
+      }
+      i = j + 1;
+    }
+    return b.toString();
+  }
+
+  /**
+   * Whether {@code command} names an ELF executable that {@code ldd} shows linked against libmpi
+   * (an MPI program). Looks the name up on the PATH as exec would.
+   */
+  static boolean linkedAgainstMpi(String command) {
+    Path exe = resolve(command);
+    if (exe == null) {
+      return false;
+    }
+    try (InputStream in = Files.newInputStream(exe)) {
+      byte[] magic = in.readNBytes(4);
+      if (magic.length < 4 || magic[0] != 0x7f || magic[1] != 'E' || magic[2] != 'L'
+          || magic[3] != 'F') {
+        return false;
+      }
+    } catch (IOException e) {
+      return false;
+    }
+    try {
+      Process p = new ProcessBuilder("ldd", exe.toString()).redirectErrorStream(true).start();
+      p.getOutputStream().close();
+      String out = new String(p.getInputStream().readAllBytes(), UTF_8);
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return false;
+      }
+      return out.lines().anyMatch(l -> l.trim().toLowerCase(Locale.ROOT).startsWith("libmpi.so")
+          || l.contains("/libmpi.so"));
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static @Nullable Path resolve(String command) {
+    if (command.contains("/")) {
+      Path p = Path.of(command);
+      return Files.isRegularFile(p) ? p : null;
+    }
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return null;
+    }
+    for (String dir : path.split(":", -1)) {
+      Path p = Path.of(dir.isEmpty() ? "." : dir, command);
+      if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  private static void deleteTree(Path dir) {
+    try (Stream<Path> s = Files.walk(dir)) {
+      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      // Best effort: a temporary directory left behind is harmless.
+    }
+  }
+}

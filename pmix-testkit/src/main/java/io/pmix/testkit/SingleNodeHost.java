@@ -1,0 +1,224 @@
+package io.pmix.testkit;
+
+import static java.util.Objects.requireNonNull;
+
+import io.pmix.common.Info;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.dataserver.DataService;
+import io.pmix.dataserver.DataServiceHostModule;
+import io.pmix.dataserver.DataStoreOptions;
+import io.pmix.dataserver.Identity;
+import io.pmix.dataserver.IdentityResolver;
+import io.pmix.dataserver.LocalDataService;
+import io.pmix.server.HostModule;
+import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The host module of a launcher whose processes all run on this one node: what {@code pmixrun}
+ * and {@link TestingPmixServer} give their {@link io.pmix.server.PMIxServer}.
+ *
+ * <ul>
+ *   <li>Client connected and finalized: accepted at once.
+ *   <li>Fences: all participants are local, which the server completes itself; should one ever
+ *       reach the host, this node's contribution is the whole answer and is handed back.
+ *   <li>Direct modex: {@code PMIX_ERR_NOT_FOUND} (there is no other node to ask).
+ *   <li>Publish, lookup, unpublish: pmix-dataserver's {@link DataServiceHostModule} over a {@link
+ *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
+ *       server ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,
+ *       ownership, duplicates, {@code PMIX_WAIT} lookups with {@code PMIX_TIMEOUT}). Callers are
+ *       identified by the uid and gid their job was registered with, in app 0 of the default
+ *       session, on this node. A job's data goes when its launcher ends the job.
+ *   <li>Abort: answered at once, then reported to the launcher of the caller's job, which kills
+ *       the processes (the caller waits for the answer, so it comes first).
+ *   <li>Events: the server has already delivered them to the local clients; nobody else exists.
+ *   <li>Query: what the server leaves to its host; {@code pmix.qry.ns} (the jobs this host runs)
+ *       is answered, anything else is {@code PMIX_ERR_NOT_FOUND}.
+ *   <li>Tools (when the server accepts them): the interface's default, i.e. the server's own
+ *       rules decide.
+ *   <li>Everything else (spawn, log, ...): {@code PMIX_ERR_NOT_SUPPORTED}.
+ * </ul>
+ *
+ * <p>Thread-safe. Owns its {@link DataService}, closed by {@link #close()} (after the server is
+ * closed).
+ */
+public final class SingleNodeHost implements HostModule, AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(SingleNodeHost.class.getName());
+
+  /** What a launcher learns about one of its jobs. */
+  interface JobListener {
+    /** A process of the job called {@code PMIx_Abort}; the answer to it is already on its way. */
+    void aborted(Proc caller, Status status, @Nullable String message, List<Proc> targets);
+  }
+
+  private record Job(int uid, int gid, JobListener listener) {}
+
+  private final String hostname;
+  private final DataService data;
+  private final DataServiceHostModule publishing;
+  private final Map<String, Job> jobs = new ConcurrentHashMap<>();
+
+  /** A host for the node {@code hostname} with an embedded store of the default options. */
+  public SingleNodeHost(String hostname) {
+    this(hostname, LocalDataService.create(DataStoreOptions.defaults()));
+  }
+
+  /**
+   * A host for the node {@code hostname} serving publish/lookup from {@code data}, which it takes
+   * over: {@link #close()} closes it.
+   */
+  public SingleNodeHost(String hostname, DataService data) {
+    this.hostname = requireNonNull(hostname, "hostname");
+    this.data = requireNonNull(data, "data");
+    IdentityResolver fallback = IdentityResolver.fromServerInfo(hostname);
+    this.publishing = new DataServiceHostModule(data, (proc, info) -> identity(proc, info, fallback));
+  }
+
+  /** The publish/lookup service. */
+  public DataService dataService() {
+    return data;
+  }
+
+  /** The name of the node. */
+  public String hostname() {
+    return hostname;
+  }
+
+  /** The namespaces of the jobs this host runs now. */
+  public List<String> namespaces() {
+    return List.copyOf(new ArrayList<>(jobs.keySet()));
+  }
+
+  void addJob(String nspace, int uid, int gid, JobListener listener) {
+    if (jobs.putIfAbsent(requireNonNull(nspace, "nspace"), new Job(uid, gid, listener)) != null) {
+      throw new IllegalStateException("a job " + nspace + " is already running");
+    }
+  }
+
+  /** The job ended: forgets it, and waits (briefly) until the store has dropped its data. */
+  void removeJob(String nspace) {
+    if (jobs.remove(nspace) == null) {
+      return;
+    }
+    try {
+      Status s = data.namespaceEnded(nspace).toCompletableFuture().get(5, TimeUnit.SECONDS);
+      if (!s.isSuccess()) {
+        LOG.log(Level.WARNING, "the data store could not end {0}: {1}", nspace, s);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.log(Level.WARNING, "the data store did not end {0}: {1}", nspace, e.toString());
+    }
+  }
+
+  private Identity identity(Proc proc, List<Info> info, IdentityResolver fallback) {
+    Job j = jobs.get(proc.nspace());
+    if (j == null) {
+      // Not one of ours (registered by hand on the server): what the server attached.
+      return fallback.resolve(proc, info);
+    }
+    return new Identity(proc, j.uid(), j.gid(), 0, Identity.UNKNOWN, hostname);
+  }
+
+  @Override
+  public CompletionStage<Void> clientConnected(Proc proc, @Nullable Object hostObject) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public CompletionStage<Void> clientFinalized(Proc proc, @Nullable Object hostObject) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public CompletionStage<Void> abort(
+      Proc proc,
+      @Nullable Object hostObject,
+      Status status,
+      @Nullable String message,
+      List<Proc> procs) {
+    Job j = jobs.get(proc.nspace());
+    if (j == null) {
+      LOG.log(Level.WARNING, "{0} called PMIx_Abort({1}, {2}) but is no job of this host",
+          proc, status, message);
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> answer = CompletableFuture.completedFuture(null);
+    // The caller gets its answer first; the launcher then kills (on another thread).
+    CompletableFuture<Void> unused =
+        CompletableFuture.runAsync(() -> j.listener().aborted(proc, status, message, procs))
+        .exceptionally(
+            e -> {
+              LOG.log(Level.ERROR, "abort handling failed", e);
+              return null;
+            });
+    return answer;
+  }
+
+  @Override
+  public CompletionStage<byte[]> fenceNb(List<Proc> procs, List<Info> info, byte[] data) {
+    return CompletableFuture.completedFuture(data);
+  }
+
+  @Override
+  public CompletionStage<byte[]> directModex(Proc proc, List<Info> info) {
+    return CompletableFuture.failedFuture(
+        new PmixException(Status.ERR_NOT_FOUND, "single node: no other node holds " + proc));
+  }
+
+  @Override
+  public CompletionStage<Void> publish(Proc proc, List<Info> info) {
+    return publishing.publish(proc, info);
+  }
+
+  @Override
+  public CompletionStage<List<Value.PData>> lookup(Proc proc, List<String> keys, List<Info> info) {
+    return publishing.lookup(proc, keys, info);
+  }
+
+  @Override
+  public CompletionStage<Void> unpublish(Proc proc, List<String> keys, List<Info> info) {
+    return publishing.unpublish(proc, keys, info);
+  }
+
+  @Override
+  public CompletionStage<Void> notifyEvent(Status code, Proc source, int range, List<Info> info) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public CompletionStage<List<Info>> query(Proc requester, List<Value.Query> queries) {
+    List<Info> answers = new ArrayList<>();
+    for (Value.Query q : queries) {
+      for (String key : q.keys()) {
+        if (key.equals("pmix.qry.ns")) {
+          answers.add(Info.of(key, Value.of(String.join(",", namespaces()))));
+        }
+      }
+    }
+    if (answers.isEmpty()) {
+      return CompletableFuture.failedFuture(
+          new PmixException(Status.ERR_NOT_FOUND, "no answer to " + queries));
+    }
+    return CompletableFuture.completedFuture(answers);
+  }
+
+  /** Closes the publish/lookup service (waiting lookups fail). Idempotent. */
+  @Override
+  public void close() {
+    data.close();
+  }
+}

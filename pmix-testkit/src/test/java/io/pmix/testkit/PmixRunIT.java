@@ -1,0 +1,336 @@
+package io.pmix.testkit;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
+import io.pmix.dataserver.DataServer;
+import io.pmix.dataserver.DataStore;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@code bin/pmixrun} as a user runs it, with real libpmix 4.2.2 clients ({@code
+ * pmix_client_check}): the basic flow at several sizes, init/finalize cycles, abort, timeout,
+ * SIGTERM, hostile peers, plain commands, command-line errors and an Open MPI program.
+ */
+@ExtendWith(PmixTestExtension.class)
+class PmixRunIT {
+  private static final Duration LIMIT = Duration.ofMinutes(2);
+
+  /** The steps of the basic flow, in the order the client reports them. */
+  private static final List<String> FLOW =
+      List.of(
+          "init", "get-job-keys", "put", "commit", "fence", "fence-collect", "get-peers",
+          "publish", "lookup", "unpublish", "event-send", "event-wait", "query", "finalize");
+
+  private static String client;
+
+  @BeforeAll
+  static void build() {
+    client = CCompiler.clientCheck().toString();
+  }
+
+  private static List<String> flowArgs(String... head) {
+    List<String> a = new ArrayList<>(List.of(head));
+    a.add("--");
+    a.add(client);
+    a.add("--strict-scope");
+    a.add("--timeout");
+    a.add("60");
+    for (String s : FLOW) {
+      a.add("--" + s);
+    }
+    return a;
+  }
+
+  private static String ranks(int n) {
+    return IntStream.range(0, n).mapToObj(Integer::toString).collect(Collectors.joining(","));
+  }
+
+  @ParameterizedTest(name = "N={0}")
+  @ValueSource(ints = {1, 2, 8, 32})
+  void basicFlow(int n) {
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            LIMIT,
+            flowArgs("-n", Integer.toString(n), "--tag-output", "--report-state", "state.json")
+                .toArray(new String[0]));
+    assertEquals(0, p.exit(), p::describe);
+    String job = p.taggedJobId();
+    Map<Integer, List<String>> byRank = p.taggedStdout();
+    assertEquals(n, byRank.size(), p::describe);
+    for (int rank = 0; rank < n; rank++) {
+      final int r = rank;
+      List<String> lines = byRank.get(r);
+      List<String> steps = new ArrayList<>();
+      for (String l : lines) {
+        assertTrue(l.startsWith("STEP ") && l.contains(" OK "), () -> "rank: " + l + "\n" + p.describe());
+        steps.add(l.split(" ", -1)[1]);
+      }
+      assertEquals(FLOW, steps, p::describe);
+      String keys = lines.get(1);
+      for (String want :
+          List.of(
+              "pmix.job.size@wild=UINT32:" + n,
+              "pmix.univ.size@wild=UINT32:" + n,
+              "pmix.max.size@wild=UINT32:" + n,
+              "pmix.local.size@wild=UINT32:" + n,
+              "pmix.lpeers@wild=STRING:" + ranks(n),
+              "pmix.jobid@wild=STRING:" + job,
+              "pmix.nspace@wild=STRING:" + job,
+              "pmix.num.nodes@wild=UINT32:1",
+              "pmix.rank@invalid=PROC_RANK:" + r,
+              "pmix.lrank@self=UINT16:" + r,
+              "pmix.nrank@self=UINT16:" + r,
+              "pmix.appnum@self=UINT32:0",
+              "pmix.nodeid@self=UINT32:0",
+              "pmix.grank@self=PROC_RANK:" + r,
+              "missing-optional=0")) {
+        assertTrue(keys.contains(want), () -> "rank " + r + " lacks " + want + ": " + keys);
+      }
+    }
+    JsonNode report = p.report("state.json");
+    assertEquals(0, report.path("job").path("status").asInt());
+    JsonNode before = report.path("beforeDeregister");
+    assertEquals(n, before.path("peers").size(), report::toPrettyString);
+    for (JsonNode peer : before.path("peers")) {
+      assertEquals(job, peer.path("nspace").asText());
+      assertEquals("client", peer.path("role").asText());
+      assertEquals("tombstone", peer.path("state").asText(), report::toPrettyString);
+    }
+    JsonNode ns = before.path("namespaces").get(0);
+    assertEquals(job, ns.path("nspace").asText());
+    assertEquals(n, ns.path("nlocalprocs").asInt());
+    assertEquals(n, ns.path("nfinalized").asInt());
+    for (JsonNode rank : ns.path("ranks")) {
+      assertEquals(0, rank.path("procCount").asInt(), report::toPrettyString);
+    }
+    JsonNode after = report.path("afterDeregister");
+    assertEquals(0, after.path("peers").size(), report::toPrettyString);
+    assertEquals(0, after.path("namespaces").size(), report::toPrettyString);
+  }
+
+  @Test
+  void initFinalizeCycles() {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "4", "--report-state", "state.json", "--",
+            client, "--cycle", "3");
+    assertEquals(0, p.exit(), p::describe);
+    assertEquals(
+        4,
+        p.stdout().lines().filter(l -> l.startsWith("STEP cycle OK") && l.contains("iterations=3"))
+            .count(),
+        p::describe);
+    assertEquals(12, count(p.stdout(), "STEP cycle."), p::describe);
+    JsonNode ns = p.report("state.json").path("beforeDeregister").path("namespaces").get(0);
+    assertEquals(4, ns.path("nfinalized").asInt());
+  }
+
+  private static long count(String text, String prefix) {
+    return text.lines().filter(l -> l.startsWith(prefix)).count();
+  }
+
+  @Test
+  void abortKillsTheJobAndSaysWhoAndWhy() {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "4", "--report-state", "state.json", "--",
+            client, "--init", "--abort", "--abort-rank", "1", "--abort-status", "7");
+    assertEquals(7, p.exit(), p::describe);
+    String err = p.stderr();
+    assertTrue(err.contains("pmixrun: rank 1 called PMIx_Abort with status 7:"
+        + " \"pmix_client_check abort test from rank 1\""), p::describe);
+    assertTrue(err.contains("aborted by rank 1 with status 7"), p::describe);
+    assertTrue(p.elapsed().compareTo(Duration.ofSeconds(60)) < 0, p::describe);
+    JsonNode job = p.report("state.json").path("job");
+    assertEquals(1, job.path("abort").path("rank").asInt());
+    assertEquals(7, job.path("abort").path("status").asInt());
+    // The bystanders were blocked in a fence without timeout: killed (143), or failed by the
+    // fence once the aborter was gone (1); none finished.
+    for (int r : List.of(0, 2, 3)) {
+      int code = job.path("exitCodes").get(r).asInt();
+      assertTrue(code == 143 || code == 137 || code == 1, () -> "rank " + r + " exit " + code);
+    }
+  }
+
+  @Test
+  void timeoutKillsEverything() {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "3", "--timeout", "2", "--report-state", "state.json",
+            "--", client, "--init", "--sleep", "60000");
+    assertEquals(124, p.exit(), p::describe);
+    assertTrue(p.stderr().contains("pmixrun: timeout: the job ran for 2 s (--timeout 2);"
+        + " killing 3 processes (ranks 0-2)"), p::describe);
+    assertTrue(p.stderr().contains("timed out after 2 s"), p::describe);
+    assertTrue(p.elapsed().compareTo(Duration.ofSeconds(30)) < 0, p::describe);
+    assertTrue(p.report("state.json").path("job").path("timedOut").asBoolean());
+  }
+
+  @Test
+  void sigtermKillsEverythingAndSaysSo() throws Exception {
+    try (PmixRunProcess p =
+        PmixRunProcess.start("-n", "3", "--", client, "--init", "--sleep", "60000")) {
+      long deadline = System.nanoTime() + Timing.seconds(60).toNanos();
+      while (count(p.stdout(), "STEP init OK") < 3) {
+        assertTrue(p.process.isAlive() && System.nanoTime() < deadline, p::describe);
+        Thread.sleep(50);
+      }
+      // exec: the script's pid is the JVM's, and the clients are its children.
+      List<ProcessHandle> children = p.process.children().toList();
+      assertEquals(3, children.size(), p::describe);
+      p.process.destroy(); // SIGTERM
+      p.await(Duration.ofSeconds(30));
+      assertEquals(128 + 15, p.exit(), p::describe);
+      assertTrue(p.stderr().contains("pmixrun: received SIGTERM: killing 3 processes (ranks 0-2)"),
+          p::describe);
+      for (ProcessHandle c : children) {
+        c.onExit().get(10, TimeUnit.SECONDS);
+        assertFalse(c.isAlive());
+      }
+    }
+  }
+
+  @Test
+  void garbageInsteadOfAHandshakeIsDroppedAndTheJobRuns() {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "3", "--report-state", "state.json", "--", "bash",
+            PmixRunProcess.script("garbage_first.sh").toString(), client, "--init", "--put",
+            "--commit", "--fence-collect", "--get-peers", "--finalize");
+    assertEquals(0, p.exit(), p::describe);
+    assertTrue(p.stderr().contains("garbage sent to"), p::describe);
+    assertEquals(18, p.stdout().split("\n").length, p::describe);
+    JsonNode before = p.report("state.json").path("beforeDeregister");
+    assertEquals(3, before.path("peers").size(), before::toPrettyString);
+    for (JsonNode peer : before.path("peers")) {
+      assertEquals("client", peer.path("role").asText());
+    }
+  }
+
+  @Test
+  void aClientKilledInAFenceLeavesTheOthersAndTheServerStanding() {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "4", "--tag-output", "--report-state", "state.json", "--",
+            "bash", PmixRunProcess.script("killed_in_fence.sh").toString(), client);
+    JsonNode report = p.report("state.json");
+    JsonNode codes = report.path("job").path("exitCodes");
+    assertEquals(137, codes.get(2).asInt(), p::describe);
+    assertEquals(137, p.exit(), p::describe); // rank 2 ended first, with SIGKILL's status
+    Map<Integer, List<String>> out = p.taggedStdout();
+    for (int r : List.of(0, 1, 3)) {
+      List<String> lines = out.get(r);
+      String fence =
+          lines.stream().filter(l -> l.startsWith("STEP fence-collect ")).findFirst().orElse("");
+      int code = codes.get(r).asInt();
+      if (code == 0) {
+        assertTrue(fence.contains(" OK "), p::describe);
+        assertTrue(lines.get(lines.size() - 1).startsWith("STEP finalize OK"), p::describe);
+      } else {
+        // A clean failure: the fence returned an error status to the caller.
+        assertEquals(1, code, p::describe);
+        assertTrue(fence.contains(" FAIL "), p::describe);
+      }
+    }
+    assertTrue(p.stderr().contains("rank 2 (pid"), p::describe);
+    // The server was up to the end: both snapshots exist, and deregistration cleaned up.
+    assertTrue(report.path("beforeDeregister").isObject(), report::toPrettyString);
+    assertEquals(0, report.path("afterDeregister").path("peers").size(), report::toPrettyString);
+    assertEquals(
+        0, report.path("afterDeregister").path("namespaces").size(), report::toPrettyString);
+  }
+
+  @Test
+  void plainCommandsAndTheFirstNonZeroExit() {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "3", "--tag-output", "--", "sh", "-c",
+            "echo \"rank $PMIX_RANK of $PMIX_NAMESPACE\"; echo oops >&2;"
+                + " case $PMIX_RANK in 0) sleep 1; exit 5;; 2) exit 9;; esac");
+    assertEquals(9, p.exit(), p::describe);
+    String job = p.taggedJobId();
+    for (int r = 0; r < 3; r++) {
+      assertTrue(p.stdout().contains("[" + job + "," + r + "]<stdout>: rank " + r + " of " + job),
+          p::describe);
+      assertTrue(p.stdout().contains("[" + job + "," + r + "]<stderr>: oops")
+          || p.stderr().contains("[" + job + "," + r + "]<stderr>: oops"), p::describe);
+    }
+    assertTrue(p.stderr().contains("rank 2 (pid"), p::describe);
+    assertTrue(p.stderr().contains("exited with status 9"), p::describe);
+    assertTrue(p.stderr().contains("rank 2 exited first with status 9; 2 of 3 processes exited"
+        + " non-zero; exit status 9"), p::describe);
+  }
+
+  @Test
+  void commandLineErrors() {
+    PmixRunProcess none = PmixRunProcess.run(LIMIT, "--", "true");
+    assertEquals(2, none.exit(), none::describe);
+    assertTrue(none.stderr().contains("-n N is required"), none::describe);
+    PmixRunProcess help = PmixRunProcess.run(LIMIT, "--help");
+    assertEquals(0, help.exit(), help::describe);
+    assertTrue(help.stdout().startsWith("usage: pmixrun -n N [options] [--] command"),
+        help::describe);
+    PmixRunProcess missing = PmixRunProcess.run(LIMIT, "-n", "2", "--", "/nonexistent/program");
+    assertEquals(127, missing.exit(), missing::describe);
+    assertTrue(missing.stderr().contains("cannot start /nonexistent/program"), missing::describe);
+    PmixRunProcess badServer =
+        PmixRunProcess.run(LIMIT, "-n", "1", "--dataserver", "nohostport", "--", "true");
+    assertEquals(2, badServer.exit(), badServer::describe);
+  }
+
+  @Test
+  void publishLookupThroughASharedDataServer() throws Exception {
+    try (DataServer ds = DataServer.builder().port(0).start()) {
+      PmixRunProcess p =
+          PmixRunProcess.run(LIMIT, "-n", "3", "--dataserver", "127.0.0.1:" + ds.port(), "--",
+              client, "--init", "--publish", "--lookup", "--fence", "--finalize");
+      assertEquals(0, p.exit(), p::describe);
+      assertEquals(3, count(p.stdout(), "STEP lookup OK"), p::describe);
+      // The data lived in the shared server, not in pmixrun: it outlives the job's processes
+      // until pmixrun ended the namespace, which removed it.
+      int items = ds.inspect(DataStore::itemCount).toCompletableFuture().get(10, TimeUnit.SECONDS);
+      assertEquals(0, items);
+    }
+  }
+
+  @Test
+  void anOpenMpiProgramIsDirectLaunched() throws IOException, InterruptedException {
+    Path exe = mpicc(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/mpi_allreduce.c"));
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, "-n", "4", "--timeout", "100", "--", exe.toString());
+    assertEquals(0, p.exit(), p::describe);
+    for (int r = 0; r < 4; r++) {
+      assertTrue(p.stdout().contains("rank " + r + " of 4 sum 4"), p::describe);
+    }
+    assertTrue(p.stderr().contains("is linked against libmpi: exporting SLURM_JOBID"),
+        p::describe);
+  }
+
+  private static Path mpicc(Path src) throws IOException, InterruptedException {
+    Path exe = Path.of(System.getProperty("basedir", ".")).resolve("target/c-programs/mpi_allreduce");
+    Files.createDirectories(exe.getParent());
+    Process p;
+    try {
+      p = new ProcessBuilder("mpicc", "-O1", "-o", exe.toString(), src.toString())
+          .redirectErrorStream(true).start();
+    } catch (IOException e) {
+      throw new CToolchainUnavailableException(
+          "mpicc is not available (" + e.getMessage() + "); install libopenmpi-dev"
+              + " (bin/install-test-deps)");
+    }
+    String out = new String(p.getInputStream().readAllBytes(), UTF_8);
+    assertEquals(0, p.waitFor(), out);
+    return exe;
+  }
+}
