@@ -2079,27 +2079,25 @@ public final class ServerCore {
   // ---- PUBLISH / LOOKUP / UNPUBLISH ----
 
   private void handlePublish(Peer peer, int tag, PmixReader r) {
-    int uid = r.unpackUInt32();
+    int unusedClaimedUid = r.unpackUInt32();
     long n = r.unpackSize();
-    List<Info> info = new ArrayList<>(n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
-    info.add(Info.of(Keys.USERID, Value.uint32(Integer.toUnsignedLong(uid))));
-    List<Info> hostInfo = List.copyOf(info);
+    List<Info> hostInfo =
+        withAuthenticatedIdentity(peer, n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
     callHost(
         () -> host.publish(peer.proc, hostInfo),
         (v, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
   }
 
   private void handleLookup(Peer peer, int tag, PmixReader r, boolean lookup) {
-    int uid = r.unpackUInt32();
+    int unusedClaimedUid = r.unpackUInt32();
     long nkeys = r.unpackSize();
     List<String> keys = new ArrayList<>();
     for (long i = 0; i < checkCount(nkeys); i++) {
       keys.add(r.unpackString());
     }
     long n = r.unpackSize();
-    List<Info> info = new ArrayList<>(n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
-    info.add(Info.of(Keys.USERID, Value.uint32(Integer.toUnsignedLong(uid))));
-    List<Info> hostInfo = List.copyOf(info);
+    List<Info> hostInfo =
+        withAuthenticatedIdentity(peer, n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
     List<String> hostKeys = List.copyOf(keys);
     if (!lookup) {
       callHost(
@@ -2125,6 +2123,25 @@ public final class ServerCore {
                 });
           }
         });
+  }
+
+  /**
+   * The client's directives for a publish, lookup or unpublish, with the uid and gid this server
+   * authenticated at connect appended as {@code pmix.euid}/{@code pmix.egid}. The uid inside the
+   * message is only what the client claims (4.2.2 forwards that one), and a client could also put
+   * its own {@code pmix.euid} among the directives; both are dropped so the host sees one identity,
+   * the authenticated one, which is what the data-server rules of ownership and access rely on.
+   */
+  private static List<Info> withAuthenticatedIdentity(Peer peer, List<Info> directives) {
+    List<Info> info = new ArrayList<>(directives.size() + 2);
+    for (Info i : directives) {
+      if (!i.key().equals(Keys.USERID.name()) && !i.key().equals(Keys.GRPID.name())) {
+        info.add(i);
+      }
+    }
+    info.add(Info.of(Keys.USERID, Value.uint32(Integer.toUnsignedLong(peer.info.uid))));
+    info.add(Info.of(Keys.GRPID, Value.uint32(Integer.toUnsignedLong(peer.info.gid))));
+    return List.copyOf(info);
   }
 
   // ---- EVENTS ----

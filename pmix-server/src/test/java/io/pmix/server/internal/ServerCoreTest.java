@@ -443,6 +443,52 @@ class ServerCoreTest {
   }
 
   @Test
+  void publishCarriesTheAuthenticatedIdentityNotTheClaimedOne() {
+    List<List<Info>> published = new ArrayList<>();
+    core =
+        new ServerCore(
+            loopOwner.eventLoop(),
+            new HostModule() {
+              @Override
+              public java.util.concurrent.CompletionStage<Void> publish(Proc proc, List<Info> info) {
+                published.add(info);
+                return java.util.concurrent.CompletableFuture.completedFuture(null);
+              }
+            },
+            Runnable::run,
+            ServerOptions.builder().hostname("vm").trustClaimedCredentials(true).build());
+    registerTestjob();
+    EmbeddedChannel r0 = newChannel();
+    connect(r0, "testjob", 0);
+    // The message claims uid 0, and a directive claims uid/gid 0 as well: both must be ignored.
+    r0.writeInbound(
+        command(
+            101,
+            6,
+            w -> {
+              w.packUInt32(0);
+              w.packSize(3);
+              w.packInfos(
+                  List.of(
+                      Info.of("svc.name", Value.of("port-1")),
+                      Info.of(Keys.USERID, Value.uint32(0)),
+                      Info.of(Keys.GRPID, Value.uint32(0))));
+            }));
+    // The host's completion hops back to the progress loop.
+    loopOwner.runPendingTasks();
+    r0.runPendingTasks();
+    assertEquals(Status.SUCCESS, readStatusReply(r0, 101));
+    assertEquals(1, published.size());
+    List<Info> info = published.get(0);
+    assertEquals(
+        List.of(
+            Info.of("svc.name", Value.of("port-1")),
+            Info.of(Keys.USERID, Value.uint32(UID)),
+            Info.of(Keys.GRPID, Value.uint32(GID))),
+        info);
+  }
+
+  @Test
   void getOfUncommittedLocalDataTimesOutAfterTwoSecondsByDefault() {
     registerTestjob();
     EmbeddedChannel r0 = newChannel();
