@@ -257,7 +257,7 @@ public final class Status {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof Status && ((Status) o).code == code;
+    return o instanceof Status s && s.code == code;
   }
 
   @Override

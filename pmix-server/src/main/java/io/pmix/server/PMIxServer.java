@@ -143,7 +143,7 @@ public final class PMIxServer implements AutoCloseable {
   @CanIgnoreReturnValue
   public synchronized PMIxServer start() {
     if (state != State.NEW) {
-      throw new IllegalStateException("server already " + state.name().toLowerCase());
+      throw new IllegalStateException("server already " + state.name().toLowerCase(java.util.Locale.ROOT));
     }
     boolean epoll = options.preferEpoll() && Epoll.isAvailable();
     EventLoopGroup g =
@@ -436,7 +436,7 @@ public final class PMIxServer implements AutoCloseable {
     String u = uri;
     synchronized (this) {
       if (state != State.RUNNING || u == null) {
-        throw new IllegalStateException("server is " + state.name().toLowerCase());
+        throw new IllegalStateException("server is " + state.name().toLowerCase(java.util.Locale.ROOT));
       }
     }
     Map<String, String> env = new LinkedHashMap<>();

@@ -177,7 +177,9 @@ public final class PmixWriter {
         }
         for (Value v : items) {
           long x = v instanceof Value.Int i ? i.value() : ((Value.UInt) v).value();
-          writeSigned((int) x, 32);
+          // UINT travels as the int32 it reinterprets (4294967295 -> -1 -> zigzag 01), like C.
+          long asInt32 = (int) x;
+          writeSigned(asInt32, 32);
         }
         return;
       case SIZE:

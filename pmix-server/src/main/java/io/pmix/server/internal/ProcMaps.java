@@ -33,7 +33,7 @@ final class ProcMaps {
     List<List<Integer>> out = new ArrayList<>();
     for (String node : body.split(";", -1)) {
       List<Integer> ranks = new ArrayList<>();
-      for (String r : node.split(",")) {
+      for (String r : com.google.common.base.Splitter.on(',').omitEmptyStrings().split(node)) {
         String t = r.trim();
         if (t.isEmpty()) {
           continue;
@@ -107,7 +107,7 @@ final class ProcMaps {
     int colon = inner.indexOf(':');
     int width = colon > 0 ? parseInt(inner.substring(0, colon), item) : 0;
     String ranges = colon > 0 ? inner.substring(colon + 1) : inner;
-    for (String r : ranges.split(",")) {
+    for (String r : com.google.common.base.Splitter.on(',').omitEmptyStrings().split(ranges)) {
       int dash = r.indexOf('-');
       int a = parseInt(dash > 0 ? r.substring(0, dash) : r, item);
       int b = dash > 0 ? parseInt(r.substring(dash + 1), item) : a;

@@ -50,7 +50,11 @@ final class SocketOwner {
         continue;
       }
       for (String line : lines) {
-        String[] f = line.trim().split("\\s+");
+        String[] f =
+            com.google.common.base.Splitter.onPattern("\\s+")
+                .omitEmptyStrings()
+                .splitToList(line.trim())
+                .toArray(new String[0]);
         if (f.length > 7 && f[1].equalsIgnoreCase(local) && f[2].equalsIgnoreCase(remote)) {
           try {
             return OptionalInt.of((int) Long.parseLong(f[7]));
