@@ -96,6 +96,35 @@ class FixtureIT {
     }
   }
 
+  /**
+   * One job, two languages: Java clients of pmix-client ({@code JavaDemoClient}) on the even
+   * ranks, libpmix C clients ({@code pmix_client_check}) on the odd ranks, each reading the
+   * other's data after a collecting fence; the Java rank 0 publishes, the C ranks look it up.
+   */
+  @Test
+  void javaAndCClientsInOneJob() {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String script =
+        "if [ $((PMIX_RANK % 2)) -eq 0 ]; then exec \"$0\" -XX:TieredStopAtLevel=1 -cp \"$1\""
+            + " io.pmix.testkit.demo.JavaDemoClient; fi; exec \"$2\" --init --put --commit"
+            + " --fence-collect --get-peers --publish --lookup --unpublish --finalize";
+    JobResult r =
+        pmix.server()
+            .job(4)
+            .command("sh", "-c", script, java, System.getProperty("java.class.path"),
+                CCompiler.clientCheck().toString())
+            .run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    for (int rank = 0; rank < 4; rank++) {
+      List<String> lines = r.stdoutLines(rank);
+      assertEquals(9, lines.size(), r::describe);
+      assertTrue(lines.stream().allMatch(l -> l.contains(" OK ")), r::describe);
+      assertEquals(rank % 2 == 0, lines.get(0).contains("lang=java"), r::describe);
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith("STEP lookup OK")
+          && l.contains("publisher=" + r.nspace() + ":0")), r::describe);
+    }
+  }
+
   @Test
   void twoJobsAtOnceOnOneServer() {
     TestingPmixServer s = pmix.server();

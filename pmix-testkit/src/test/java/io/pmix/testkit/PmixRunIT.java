@@ -27,7 +27,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * {@code bin/pmixrun} as a user runs it, with real libpmix 4.2.2 clients ({@code
  * pmix_client_check}): the basic flow at several sizes, init/finalize cycles, abort, timeout,
- * SIGTERM, hostile peers, plain commands, command-line errors and an Open MPI program.
+ * SIGTERM, hostile peers, plain commands, command-line errors and Open MPI programs (collectives,
+ * a ring, publish/lookup).
  */
 @ExtendWith(PmixTestExtension.class)
 class PmixRunIT {
@@ -317,8 +318,64 @@ class PmixRunIT {
         p::describe);
   }
 
+  /**
+   * {@code mpi_check}: rank and size, MPI_Barrier, MPI_Allreduce (sum of rank+1) and a
+   * point-to-point ring over 4 ranks, each result checked by the program itself.
+   */
+  @Test
+  void anOpenMpiProgramPassesCollectivesAndARing() throws IOException, InterruptedException {
+    Path exe = mpicc(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/mpi_check.c"));
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, "-n", "4", "--timeout", "100", "--", exe.toString());
+    assertEquals(0, p.exit(), p::describe);
+    for (int r = 0; r < 4; r++) {
+      assertTrue(p.stdout().contains("rank " + r + " of 4\n"), p::describe);
+      assertTrue(p.stdout().contains("rank " + r + " barrier ok\n"), p::describe);
+      assertTrue(p.stdout().contains("rank " + r + " allreduce ok sum 10\n"), p::describe);
+      assertTrue(p.stdout().contains("rank " + r + " ring ok got " + ((r + 3) % 4) + "\n"),
+          p::describe);
+      assertTrue(p.stdout().contains("rank " + r + " done\n"), p::describe);
+    }
+    assertFalse(p.stderr().contains("FAILED"), p::describe);
+  }
+
+  /**
+   * MPI_Publish_name / MPI_Lookup_name / MPI_Unpublish_name of Open MPI 4.1 go through libpmix's
+   * PMIx_Publish/Lookup/Unpublish to our server and its data server: rank 0 publishes the port
+   * of MPI_Open_port, rank 1 looks it up and compares it with what rank 0 sent it directly.
+   * Once with pmixrun's embedded store, once with a shared pmix-dataserver, which must be empty
+   * afterwards.
+   */
+  @Test
+  void anOpenMpiProgramPublishesAndLooksUpAName() throws Exception {
+    Path exe = mpicc(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/mpi_check.c"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "2", "--timeout", "100", "--", exe.toString(), "--publish");
+    assertMpiPublishLookup(p);
+    try (DataServer ds = DataServer.builder().port(0).start()) {
+      PmixRunProcess q =
+          PmixRunProcess.run(LIMIT, "-n", "2", "--timeout", "100", "--dataserver",
+              "127.0.0.1:" + ds.port(), "--", exe.toString(), "--publish");
+      assertMpiPublishLookup(q);
+      int items = ds.inspect(DataStore::itemCount).toCompletableFuture().get(10, TimeUnit.SECONDS);
+      assertEquals(0, items);
+    }
+  }
+
+  private static void assertMpiPublishLookup(PmixRunProcess p) {
+    assertEquals(0, p.exit(), p::describe);
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("rank 0 published (\\S+)\n").matcher(p.stdout());
+    assertTrue(m.find(), p::describe);
+    assertTrue(p.stdout().contains("rank 1 lookup ok " + m.group(1) + "\n"), p::describe);
+    assertTrue(p.stdout().contains("rank 0 unpublished\n"), p::describe);
+    assertTrue(p.stdout().contains("rank 0 done\n") && p.stdout().contains("rank 1 done\n"),
+        p::describe);
+    assertFalse(p.stderr().contains("FAILED"), p::describe);
+  }
+
   private static Path mpicc(Path src) throws IOException, InterruptedException {
-    Path exe = Path.of(System.getProperty("basedir", ".")).resolve("target/c-programs/mpi_allreduce");
+    String name = src.getFileName().toString().replaceFirst("\\.c$", "");
+    Path exe = Path.of(System.getProperty("basedir", ".")).resolve("target/c-programs/" + name);
     Files.createDirectories(exe.getParent());
     Process p;
     try {
