@@ -438,13 +438,19 @@ final class Launch {
       for (Process p : procs) {
         destroyTree(p, true);
       }
-    } catch (RuntimeException ex) {
+    } catch (RuntimeException | Error ex) {
+      // An Error too (a jar replaced under a running JVM gives NoClassDefFoundError): the job must
+      // still end, or pmixrun waits on `done` forever and not even --timeout or SIGTERM stop it.
       LOG.log(Level.ERROR, "job " + spec.nspace() + " failed", ex);
       for (Process p : procs) {
         destroyTree(p, true);
       }
       done.completeExceptionally(ex);
-      deregister();
+      try {
+        deregister();
+      } catch (RuntimeException | Error again) {
+        ex.addSuppressed(again);
+      }
       return;
     }
     Duration elapsed = Duration.ofNanos(System.nanoTime() - startNanos);
