@@ -100,6 +100,26 @@ class InProcessClientIT {
   }
 
   @Test
+  void aCompressedStringComesBackFromGetAsItsText() throws Exception {
+    Proc me = ClientHolder.init(env, List.of()).me();
+    String text = "node-0001,".repeat(1_000);
+    byte[] plain = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    java.io.ByteArrayOutputStream zipped = new java.io.ByteArrayOutputStream();
+    zipped.write(new byte[] {(byte) plain.length, (byte) (plain.length >> 8), 0, 0});
+    try (java.util.zip.DeflaterOutputStream z = new java.util.zip.DeflaterOutputStream(zipped)) {
+      z.write(plain);
+    }
+    PMIx.put(
+        Scope.GLOBAL,
+        "long.list",
+        new Value.Bytes(io.pmix.common.DataType.COMPRESSED_STRING, zipped.toByteArray()));
+    PMIx.commit();
+    PMIx.fence(Info.of("pmix.collect", true));
+    assertEquals(Value.of(text), PMIx.get(me, "long.list"), "get expands as libpmix's get does");
+    PMIx.finalize();
+  }
+
+  @Test
   void nestedInitUnderAServer() {
     Proc a = ClientHolder.init(env, List.of()).me();
     List<Thread> threads = TeardownChecks.libraryThreads();

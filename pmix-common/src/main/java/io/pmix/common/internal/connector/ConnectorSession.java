@@ -765,7 +765,7 @@ public final class ConnectorSession {
     Proc self = me();
     DataStore.Lookup l = st.lookup(g.proc(), g.key(), g.directives());
     if (l instanceof DataStore.Lookup.Found found) {
-      complete(g.future(), found.value());
+      completeGet(g.future(), found.value());
       return;
     }
     if (l instanceof DataStore.Lookup.Absent
@@ -818,6 +818,18 @@ public final class ConnectorSession {
         });
   }
 
+  /** Hands a found value to the caller, a compressed string expanded as C's get does. */
+  private void completeGet(CompletableFuture<Value> future, Value value) {
+    Value v;
+    try {
+      v = CompressedStrings.expand(value);
+    } catch (PmixException e) {
+      fail(future, e);
+      return;
+    }
+    complete(future, v);
+  }
+
   private void finishGet(GetRequest leader, GetQueue queue, @Nullable PmixException failure) {
     gets.remove(leader.proc(), queue);
     DataStore st = store;
@@ -826,7 +838,7 @@ public final class ConnectorSession {
     } else if (st != null
         && st.lookup(leader.proc(), leader.key(), leader.directives())
             instanceof DataStore.Lookup.Found found) {
-      complete(leader.future(), found.value());
+      completeGet(leader.future(), found.value());
     } else {
       fail(leader.future(), DataStore.notFound(leader.proc(), leader.key()));
     }
