@@ -35,7 +35,7 @@ class CHostServerIT {
    * from a callback (refused), finalize.
    */
   @ParameterizedTest(name = "{0} Java ranks")
-  @ValueSource(ints = {1, 2, 4})
+  @ValueSource(ints = {1, 2, 8})
   void fullClientPathUnderCServer(int n) throws Exception {
     HostServerRun run =
         HostServerRun.run(

@@ -15,10 +15,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * Runs a job under the real C host server ({@code pmix_host_server.c} of pmix-testkit, compiled
@@ -26,9 +23,6 @@ import java.util.regex.Pattern;
  * are usually forked JVMs running {@link ClientMain}, with this JVM's class path.
  */
 final class HostServerRun {
-  private static final Pattern LINE =
-      Pattern.compile("JCLIENT (\\d+) (\\S+) (OK|FAIL) ?(.*)");
-
   final int exitCode;
   final List<String> lines;
   final String stderr;
@@ -125,26 +119,12 @@ final class HostServerRun {
 
   /** The detail of rank {@code rank}'s line for {@code step}, asserting that it says OK. */
   String ok(int rank, String step) {
-    for (String l : lines) {
-      Matcher m = LINE.matcher(l);
-      if (m.matches() && Integer.parseInt(m.group(1)) == rank && m.group(2).equals(step)) {
-        assertEquals("OK", m.group(3), () -> "rank " + rank + " step " + step + ": " + describe());
-        return m.group(4);
-      }
-    }
-    throw new AssertionError("no line of rank " + rank + " for step " + step + ": " + describe());
+    return new ClientReport(lines, this::describe).ok(rank, step);
   }
 
   /** The key=value pairs of rank {@code rank}'s OK line for {@code step}. */
   Map<String, String> values(int rank, String step) {
-    Map<String, String> out = new TreeMap<>();
-    for (String kv : com.google.common.base.Splitter.on(' ').split(ok(rank, step))) {
-      int eq = kv.indexOf('=');
-      if (eq > 0) {
-        out.put(kv.substring(0, eq), kv.substring(eq + 1));
-      }
-    }
-    return out;
+    return new ClientReport(lines, this::describe).values(rank, step);
   }
 
   /** Asserts the server and every child exited 0. */
