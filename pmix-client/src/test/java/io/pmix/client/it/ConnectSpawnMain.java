@@ -1,0 +1,137 @@
+package io.pmix.client.it;
+
+import io.pmix.client.PMIx;
+import io.pmix.common.Info;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Value;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A Java PMIx client for the connect/disconnect/spawn integration tests, run as every rank of a
+ * job under a real PMIx server. Each step prints {@code CS <rank> <step> OK|FAIL [detail]}; the
+ * first failing step ends the process with status 1.
+ *
+ * <ul>
+ *   <li>{@code connect} / {@code disconnect}: over the whole own namespace.
+ *   <li>{@code connect-timeout}: rank 0 alone connects with ranks 0 and 1 and {@code
+ *       pmix.timeout} 1 s; passes when the server answers ERR_TIMEOUT (the others do nothing).
+ *   <li>{@code connect-lost-finalize}, {@code connect-lost-halt}: rank 1 leaves (finalize and
+ *       exit, or exit without finalize) while rank 0 connects with ranks 0 and 1; passes when rank
+ *       0's connect fails, printing the status.
+ *   <li>{@code spawn N CMD ARGS...} (rank 0 only, the rest of the arguments): spawns N copies,
+ *       then gets the child's {@code pmix.job.size} from the cached spawn reply.
+ *   <li>{@code spawn-bad}: (rank 0) spawns a command that does not exist; passes on a
+ *       PmixException, printing its status.
+ * </ul>
+ */
+public final class ConnectSpawnMain {
+  private static int rank = -1;
+
+  private ConnectSpawnMain() {}
+
+  public static void main(String[] args) throws InterruptedException {
+    Proc me = PMIx.init();
+    rank = me.rank();
+    print("init", "OK", me.toString());
+    List<String> a = Arrays.asList(args);
+    for (int i = 0; i < a.size(); i++) {
+      String step = a.get(i);
+      try {
+        switch (step) {
+          case "connect" -> {
+            PMIx.connect(List.of(Proc.wildcard(me.nspace())));
+            print(step, "OK", "");
+          }
+          case "disconnect" -> {
+            PMIx.disconnect(List.of(Proc.wildcard(me.nspace())));
+            print(step, "OK", "");
+          }
+          case "connect-timeout" -> {
+            if (rank != 0) {
+              // Stay connected past the timeout: a participant that goes away ends the connect
+              // differently (connect-lost).
+              Thread.sleep(2500);
+            } else {
+              try {
+                PMIx.connect(
+                    List.of(Proc.of(me.nspace(), 0), Proc.of(me.nspace(), 1)),
+                    Info.of("pmix.timeout", Value.of(1)));
+                print(step, "FAIL", "connect without the other rank succeeded");
+                System.exit(1);
+              } catch (PmixException e) {
+                print(step, e.status().code() == -24 ? "OK" : "FAIL",
+                    "status=" + e.status().code() + " " + e.status().name());
+                if (e.status().code() != -24) {
+                  System.exit(1);
+                }
+              }
+            }
+          }
+          case "connect-lost-finalize", "connect-lost-halt" -> {
+            if (rank != 0) {
+              // Vanish without joining, once rank 0 waits in its connect: orderly (finalize,
+              // then exit) or abruptly (no finalize). (Gone before rank 0 arrives, libpmix no
+              // longer counts the rank as local and hands the connect to its host instead.)
+              Thread.sleep(1000);
+              if (step.endsWith("finalize")) {
+                PMIx.finalize();
+                System.exit(0);
+              }
+              Runtime.getRuntime().halt(0);
+            }
+            try {
+              PMIx.connect(List.of(Proc.of(me.nspace(), 0), Proc.of(me.nspace(), 1)));
+              print(step, "FAIL", "connect without the other rank succeeded");
+              System.exit(1);
+            } catch (PmixException e) {
+              print(step, "OK", "status=" + e.status().code() + " " + e.status().name());
+            }
+          }
+          case "spawn" -> {
+            int n = Integer.parseInt(a.get(i + 1));
+            List<String> cmd = a.subList(i + 2, a.size());
+            i = a.size();
+            if (rank == 0) {
+              String child =
+                  PMIx.spawn(
+                      List.of(new Value.App(cmd.get(0), cmd, List.of(), null, n, List.of())));
+              // pmix.optional: only what is held locally, i.e. what the spawn reply carried.
+              Value size =
+                  PMIx.get(Proc.wildcard(child), "pmix.job.size", Info.of("pmix.optional", true));
+              print(step, "OK", "nspace=" + child + " job.size=" + size.asInt());
+            }
+          }
+          case "spawn-bad" -> {
+            if (rank == 0) {
+              try {
+                String child =
+                    PMIx.spawn(
+                        List.of(new Value.App("/nonexistent/pmix-java-no-such-program", List.of(),
+                            List.of(), null, 1, List.of())));
+                print(step, "FAIL", "spawned " + child);
+                System.exit(1);
+              } catch (PmixException e) {
+                print(step, "OK", "status=" + e.status().code() + " " + e.status().name());
+              }
+            }
+          }
+          default -> throw new IllegalArgumentException("unknown step " + step);
+        }
+      } catch (PmixException e) {
+        print(step, "FAIL", "status=" + e.status().code() + " " + e.status().name() + " "
+            + e.getMessage());
+        System.exit(1);
+      }
+    }
+    PMIx.finalize();
+    print("finalize", "OK", "");
+    System.exit(0);
+  }
+
+  private static void print(String step, String verdict, String detail) {
+    System.out.println(("CS " + rank + " " + step + " " + verdict + " " + detail).strip());
+    System.out.flush();
+  }
+}
