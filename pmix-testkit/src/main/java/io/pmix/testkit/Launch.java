@@ -92,6 +92,34 @@ final class Launch {
     }
   }
 
+  /**
+   * The spec of a job a client spawned: {@code app.maxprocs()} processes (at least one) of the
+   * app's command with the app's arguments after argv[0] (which names the program only: a Java
+   * process cannot set it apart from the command), its environment entries ({@code NAME=VALUE})
+   * and its working directory.
+   */
+  static Spec spawnSpec(String nspace, io.pmix.common.Value.App app, Output output) {
+    String cmd = app.cmd();
+    if (cmd == null || cmd.isEmpty()) {
+      throw new IllegalArgumentException("the app has no command");
+    }
+    List<String> argv = new ArrayList<>();
+    argv.add(cmd);
+    if (app.argv().size() > 1) {
+      argv.addAll(app.argv().subList(1, app.argv().size()));
+    }
+    Map<String, String> env = new LinkedHashMap<>();
+    for (String e : app.env()) {
+      int eq = e.indexOf('=');
+      if (eq > 0) {
+        env.put(e.substring(0, eq), e.substring(eq + 1));
+      }
+    }
+    Path dir = app.cwd() == null ? null : Path.of(app.cwd());
+    return new Spec(
+        nspace, Math.max(1, app.maxprocs()), argv, env, dir, false, null, output);
+  }
+
   /** What the launcher tells as it goes ({@code pmixrun} prints it). Called on the job thread. */
   interface Reporter {
     default void exited(int rank, long pid, int code, boolean killedByLauncher) {}

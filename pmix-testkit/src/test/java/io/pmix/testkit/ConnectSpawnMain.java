@@ -1,4 +1,4 @@
-package io.pmix.client.it;
+package io.pmix.testkit;
 
 import io.pmix.client.PMIx;
 import io.pmix.common.Info;
@@ -9,9 +9,10 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * A Java PMIx client for the connect/disconnect/spawn integration tests, run as every rank of a
- * job under a real PMIx server. Each step prints {@code CS <rank> <step> OK|FAIL [detail]}; the
- * first failing step ends the process with status 1.
+ * A Java PMIx client (pmix-client) for {@link ConnectSpawnIT}, run as ranks of a job under a real
+ * PMIx server (Open MPI's mpirun or ours). Each step prints {@code CS <rank> <step> OK|FAIL
+ * [detail]}; the first failing step ends the process with status 1. {@code
+ * src/test/c/pmix_connect_spawn.c} is its libpmix twin: same steps, same lines.
  *
  * <ul>
  *   <li>{@code connect} / {@code disconnect}: over the whole own namespace.
@@ -71,10 +72,11 @@ public final class ConnectSpawnMain {
           }
           case "connect-lost-finalize", "connect-lost-halt" -> {
             if (rank != 0) {
-              // Vanish without joining, once rank 0 waits in its connect: orderly (finalize,
-              // then exit) or abruptly (no finalize). (Gone before rank 0 arrives, libpmix no
-              // longer counts the rank as local and hands the connect to its host instead.)
-              Thread.sleep(1000);
+              // Vanish without joining, once rank 0 (a JVM that may start slower, or a C client)
+              // waits in its connect: orderly (finalize, then exit) or abruptly (no finalize).
+              // Gone before rank 0 arrives, the rank no longer counts as local: libpmix hands
+              // the connect to its host instead, ours completes it, and both succeed.
+              Thread.sleep(3000);
               if (step.endsWith("finalize")) {
                 PMIx.finalize();
                 System.exit(0);

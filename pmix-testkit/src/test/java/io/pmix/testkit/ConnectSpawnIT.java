@@ -1,0 +1,233 @@
+package io.pmix.testkit;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@code PMIx_Connect}, {@code PMIx_Disconnect} and {@code PMIx_Spawn} with real peers, the Java
+ * client ({@link ConnectSpawnMain}) and the libpmix 4.2.2 C client ({@code
+ * src/test/c/pmix_connect_spawn.c}, same steps and output lines):
+ *
+ * <ul>
+ *   <li>under Open MPI 4.1's {@code mpirun} (a libpmix 4.2.2 server whose host implements spawn
+ *       and connect): the Java client against the reference server;
+ *   <li>under our server ({@link TestingPmixServer}, the {@link SingleNodeHost} that pmixrun
+ *       uses): a job mixing a Java and a C rank connects and disconnects; the server's timeout
+ *       and a participant dying mid-connect reach both kinds of client as error statuses; a Java
+ *       and a C client each spawn a job whose processes (the other language) run and connect
+ *       among themselves, the child's job size read from the spawn reply alone.
+ * </ul>
+ *
+ * The C client's requests are the byte-level check of our server's decoding: libpmix packs
+ * them, our server must read them to the last byte to answer as it does.
+ */
+class ConnectSpawnIT {
+  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Path C_SOURCE =
+      Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/pmix_connect_spawn.c");
+
+  @RegisterExtension final PmixTestExtension pmix = new PmixTestExtension();
+
+  private static List<String> javaCommand() {
+    return List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:TieredStopAtLevel=1",
+        "-Xshare:auto",
+        "-cp",
+        System.getProperty("java.class.path"),
+        ConnectSpawnMain.class.getName());
+  }
+
+  /** Rank 0 runs {@code first}, the other ranks {@code rest}, each followed by the steps. */
+  private static List<String> mixed(List<String> first, List<String> rest, List<String> steps) {
+    return List.of(
+        "sh",
+        "-c",
+        "if [ \"$PMIX_RANK\" = 0 ]; then exec " + quoted(first, steps) + "; else exec "
+            + quoted(rest, steps) + "; fi");
+  }
+
+  private static String quoted(List<String> cmd, List<String> steps) {
+    StringBuilder b = new StringBuilder();
+    for (List<String> l : List.of(cmd, steps)) {
+      for (String a : l) {
+        b.append(" '").append(a.replace("'", "'\\''")).append('\'');
+      }
+    }
+    return b.toString();
+  }
+
+  private static Path cClient() {
+    return CCompiler.compile(C_SOURCE);
+  }
+
+  private static String line(JobResult r, int rank, String step) {
+    String prefix = "CS " + rank + " " + step + " ";
+    return r.stdoutLines(rank).stream().filter(l -> l.startsWith(prefix)).findFirst().orElse("");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The reference server
+
+  @Test
+  void javaClientUnderMpirun() throws Exception {
+    Path mpirun = Path.of("/usr/bin/mpirun");
+    if (!Files.isExecutable(mpirun)) {
+      throw new CToolchainUnavailableException(
+          "Open MPI's mpirun is not installed (Debian: openmpi-bin)");
+    }
+    List<String> cmd = new ArrayList<>(
+        List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe", "-np", "2"));
+    cmd.addAll(javaCommand());
+    cmd.addAll(List.of("connect", "disconnect", "connect-timeout", "connect-lost-finalize",
+        "spawn", "2", "/bin/true"));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_"));
+    Process p = pb.start();
+    p.getOutputStream().close();
+    String out = readAll(p, Timing.scaled(WAIT));
+    assertEquals(0, p.exitValue(), out);
+    for (int r = 0; r < 2; r++) {
+      assertTrue(out.contains("CS " + r + " connect OK"), out);
+      assertTrue(out.contains("CS " + r + " disconnect OK"), out);
+    }
+    // Statuses libpmix's server decides: its connect timer, and a participant that left
+    // (finalized and exited) while rank 0 waited.
+    assertTrue(out.contains("CS 0 connect-timeout OK status=-24 "), out);
+    assertTrue(out.contains("CS 0 connect-lost-finalize OK status=-52 "), out);
+    Matcher m = Pattern.compile("CS 0 spawn OK nspace=(\\S+) job.size=(\\d+)").matcher(out);
+    assertTrue(m.find(), out);
+    assertEquals("2", m.group(2), out);
+    assertTrue(out.contains("CS 0 finalize OK"), out);
+  }
+
+  private static String readAll(Process p, Duration timeout)
+      throws IOException, InterruptedException {
+    StringBuilder sb = new StringBuilder();
+    Thread t = new Thread(() -> {
+      try {
+        String s = new String(p.getInputStream().readAllBytes(), UTF_8);
+        synchronized (sb) {
+          sb.append(s);
+        }
+      } catch (IOException e) {
+        // the process is gone
+      }
+    });
+    t.setDaemon(true);
+    t.start();
+    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      p.destroyForcibly();
+      p.waitFor();
+    }
+    t.join(10_000);
+    synchronized (sb) {
+      return sb.toString();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Our server
+
+  @Test
+  void javaAndCClientsConnectAndDisconnectUnderOurServer() {
+    JobResult r =
+        pmix.server()
+            .job(2)
+            .command(mixed(javaCommand(), List.of(cClient().toString()),
+                List.of("connect", "disconnect", "connect-timeout", "connect", "disconnect")))
+            .run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    for (int rank = 0; rank < 2; rank++) {
+      assertTrue(line(r, rank, "connect").contains(" OK"), r::describe);
+      assertTrue(line(r, rank, "disconnect").contains(" OK"), r::describe);
+      assertTrue(line(r, rank, "finalize").contains(" OK"), r::describe);
+    }
+    assertTrue(line(r, 0, "connect-timeout").contains("OK status=-24 "), r::describe);
+  }
+
+  @Test
+  void aParticipantDyingMidConnectGivesTheOthersAnErrorAndTheServerGoesOn() {
+    // A C rank 0 waits in connect with rank 1, a Java process that exits without finalizing.
+    JobResult r =
+        pmix.server()
+            .job(2)
+            .command(mixed(List.of(cClient().toString()), javaCommand(),
+                List.of("connect-lost-halt")))
+            .run(WAIT);
+    assertEquals(List.of(0, 0), r.exitCodes(), r::describe);
+    assertTrue(line(r, 0, "connect-lost-halt").contains("OK status=-52 "), r::describe);
+    assertTrue(line(r, 0, "finalize").contains(" OK"), r::describe);
+    // ... and the other way round, on the same server, which keeps serving.
+    r = pmix.server()
+        .job(2)
+        .command(mixed(javaCommand(), List.of(cClient().toString()),
+            List.of("connect-lost-halt")))
+        .run(WAIT);
+    assertEquals(List.of(0, 0), r.exitCodes(), r::describe);
+    assertTrue(line(r, 0, "connect-lost-halt").contains("OK status=-52 "), r::describe);
+    assertTrue(line(r, 0, "finalize").contains(" OK"), r::describe);
+    assertEquals(0, pmix.server().snapshot().references().size(),
+        () -> pmix.server().snapshot().toString());
+  }
+
+  @Test
+  void javaClientSpawnsCClientsUnderOurServer() {
+    TestingPmixServer s = pmix.server();
+    List<String> cmd = new ArrayList<>(javaCommand());
+    cmd.addAll(List.of("spawn-bad", "spawn", "2", cClient().toString(), "connect", "disconnect"));
+    JobResult r = s.job(1).command(cmd).run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    // A command that cannot be started: the host's status reaches the client.
+    assertTrue(line(r, 0, "spawn-bad").contains("OK status=-181 "), r::describe);
+    JobResult child = spawned(s, r, 2);
+    assertTrue(child.succeeded(), child::describe);
+    for (int rank = 0; rank < 2; rank++) {
+      assertTrue(line(child, rank, "init").contains("OK " + child.nspace() + ":" + rank),
+          child::describe);
+      assertTrue(line(child, rank, "connect").contains(" OK"), child::describe);
+      assertTrue(line(child, rank, "finalize").contains(" OK"), child::describe);
+    }
+  }
+
+  @Test
+  void cClientSpawnsAJavaClientUnderOurServer() {
+    TestingPmixServer s = pmix.server();
+    List<String> cmd = new ArrayList<>(List.of(cClient().toString(), "spawn", "1"));
+    cmd.addAll(javaCommand());
+    cmd.add("connect");
+    JobResult r = s.job(1).command(cmd).run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    JobResult child = spawned(s, r, 1);
+    assertTrue(child.succeeded(), child::describe);
+    assertTrue(line(child, 0, "init").contains("OK " + child.nspace() + ":0"), child::describe);
+    assertTrue(line(child, 0, "connect").contains(" OK"), child::describe);
+  }
+
+  /** The job the parent's rank 0 reported spawning, awaited; its size as the parent read it. */
+  private static JobResult spawned(TestingPmixServer s, JobResult parent, int size) {
+    Matcher m =
+        Pattern.compile("OK nspace=(\\S+) job.size=(\\d+)").matcher(line(parent, 0, "spawn"));
+    assertTrue(m.find(), parent::describe);
+    assertEquals(Integer.toString(size), m.group(2), parent::describe);
+    String ns = m.group(1);
+    RunningJob job =
+        s.jobs().stream().filter(j -> j.nspace().equals(ns)).findFirst().orElseThrow(
+            () -> new AssertionError("no job " + ns + " on the server: " + s.jobs()));
+    assertEquals(size, job.nprocs());
+    return job.await(WAIT);
+  }
+}
