@@ -28,7 +28,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *       uses): a job mixing a Java and a C rank connects and disconnects; the server's timeout
  *       and a participant dying mid-connect reach both kinds of client as error statuses; a Java
  *       and a C client each spawn a job whose processes (the other language) run and connect
- *       among themselves, the child's job size read from the spawn reply alone.
+ *       among themselves, the child's job size read from the spawn reply alone;
+ *   <li>under {@code bin/pmixrun}: a spawned job runs as {@code <pmixrun nspace>@2}, its output
+ *       forwarded, and pmixrun ends after it.
  * </ul>
  *
  * The C client's requests are the byte-level check of our server's decoding: libpmix packs
@@ -215,6 +217,26 @@ class ConnectSpawnIT {
     assertTrue(child.succeeded(), child::describe);
     assertTrue(line(child, 0, "init").contains("OK " + child.nspace() + ":0"), child::describe);
     assertTrue(line(child, 0, "connect").contains(" OK"), child::describe);
+  }
+
+  @Test
+  void pmixrunRunsTheJobAClientSpawnsAndWaitsForIt() {
+    String c = cClient().toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            WAIT, "-n", "1", "--tag-output", "--", c, "spawn", "2", c, "connect", "disconnect");
+    String out = p.stdout();
+    assertEquals(0, p.exit(), () -> out + p.stderr());
+    Matcher m = Pattern.compile("CS 0 spawn OK nspace=(\\S+) job.size=2").matcher(out);
+    assertTrue(m.find(), out);
+    String child = m.group(1);
+    assertTrue(child.startsWith("pmixrun-") && child.endsWith("@2"), out);
+    for (int rank = 0; rank < 2; rank++) {
+      for (String step : List.of("connect", "disconnect", "finalize")) {
+        String l = "[" + child + "," + rank + "]<stdout>: CS " + rank + " " + step + " OK";
+        assertTrue(out.contains(l), l + "\n" + out);
+      }
+    }
   }
 
   /** The job the parent's rank 0 reported spawning, awaited; its size as the parent read it. */
