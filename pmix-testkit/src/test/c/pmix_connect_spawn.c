@@ -10,6 +10,10 @@
  *                             0 and 1: passes when the connect fails (prints the status)
  *   spawn N CMD ARGS...       (last step) rank 0 spawns N copies of CMD and reads the child's
  *                             pmix.job.size with PMIX_OPTIONAL (from the spawn reply only)
+ *   spawn-connect N CMD...    (last step, one-process job) spawn with CS_PEER_NS=<own nspace>
+ *                             in the child's environment, then connect-peer with the child
+ *   connect-peer              connect the own namespace with $CS_PEER_NS, read its job size
+ *                             with PMIX_OPTIONAL, disconnect, say whether its data was dropped
  *
  * Build: gcc pmix_connect_spawn.c $(pkg-config --cflags --libs pmix)
  */
@@ -36,6 +40,56 @@ static int connect2(pmix_status_t *out, bool timeout)
     PMIX_LOAD_PROCID(&procs[1], me.nspace, 1);
     PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &secs, PMIX_UINT32);
     *out = PMIx_Connect(procs, 2, timeout ? &info : NULL, timeout ? 1 : 0);
+    return 0;
+}
+
+/* Connects the own namespace with peer (both whole), reads the peer's job size with
+ * PMIX_OPTIONAL (held locally only after the connect reply), disconnects, and tells whether the
+ * peer's job data is gone ("dropped", the hash GDS) or not ("kept", a shared-memory GDS). */
+static int connect_peer(const char *peer)
+{
+    pmix_proc_t both[2];
+    pmix_info_t opt;
+    bool yes = true;
+    pmix_value_t *val = NULL;
+    pmix_status_t rc;
+    char detail[512];
+
+    PMIX_LOAD_PROCID(&both[0], me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_LOAD_PROCID(&both[1], peer, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+    rc = PMIx_Connect(both, 2, NULL, 0);
+    if (PMIX_SUCCESS != rc) {
+        snprintf(detail, sizeof(detail), "connect status=%d %s", rc, PMIx_Error_string(rc));
+        say("connect-peer", "FAIL", detail);
+        return 1;
+    }
+    rc = PMIx_Get(&both[1], PMIX_JOB_SIZE, &opt, 1, &val);
+    if (PMIX_SUCCESS != rc || NULL == val) {
+        snprintf(detail, sizeof(detail), "peer=%s get status=%d %s", peer, rc, PMIx_Error_string(rc));
+        say("connect-peer", "FAIL", detail);
+        return 1;
+    }
+    snprintf(detail, sizeof(detail), "peer=%s peer.size=%u", peer, val->data.uint32);
+    PMIX_VALUE_RELEASE(val);
+    say("connect-peer", "OK", detail);
+    rc = PMIx_Disconnect(both, 2, NULL, 0);
+    if (PMIX_SUCCESS != rc) {
+        snprintf(detail, sizeof(detail), "disconnect status=%d %s", rc, PMIx_Error_string(rc));
+        say("disconnect-peer", "FAIL", detail);
+        return 1;
+    }
+    val = NULL;
+    rc = PMIx_Get(&both[1], PMIX_JOB_SIZE, &opt, 1, &val);
+    if (PMIX_SUCCESS == rc) {
+        /* what a client on a shared-memory GDS (ds21, mpirun's default) sees: the server's
+         * segment still has it; with the hash GDS the disconnect dropped it */
+        PMIX_VALUE_RELEASE(val);
+        say("disconnect-peer", "OK", "kept");
+        return 0;
+    }
+    snprintf(detail, sizeof(detail), "dropped status=%d", rc);
+    say("disconnect-peer", "OK", detail);
     return 0;
 }
 
@@ -86,7 +140,18 @@ int main(int argc, char **argv)
             if (PMIX_SUCCESS == rc) {
                 return 1;
             }
-        } else if (0 == strcmp(step, "spawn") && i + 2 < argc) {
+        } else if (0 == strcmp(step, "connect-peer")) {
+            const char *peer = getenv("CS_PEER_NS");
+            if (NULL == peer) {
+                say(step, "FAIL", "CS_PEER_NS is not set");
+                return 1;
+            }
+            if (0 != connect_peer(peer)) {
+                return 1;
+            }
+        } else if ((0 == strcmp(step, "spawn") || 0 == strcmp(step, "spawn-connect"))
+                   && i + 2 < argc) {
+            bool then_connect = (0 == strcmp(step, "spawn-connect"));
             int n = atoi(argv[i + 1]);
             char **cmd = &argv[i + 2];
             i = argc;
@@ -110,6 +175,12 @@ int main(int argc, char **argv)
                 app.argv[k] = strdup(cmd[k]);
             }
             app.maxprocs = n;
+            if (then_connect) {
+                char envvar[PMIX_MAX_NSLEN + 16];
+                snprintf(envvar, sizeof(envvar), "CS_PEER_NS=%s", me.nspace);
+                app.env = calloc(2, sizeof(char *));
+                app.env[0] = strdup(envvar);
+            }
             rc = PMIx_Spawn(NULL, 0, &app, 1, child);
             if (PMIX_SUCCESS != rc) {
                 snprintf(detail, sizeof(detail), "status=%d %s", rc, PMIx_Error_string(rc));
@@ -126,9 +197,12 @@ int main(int argc, char **argv)
                 return 1;
             }
             snprintf(detail, sizeof(detail), "nspace=%s job.size=%u", child, val->data.uint32);
-            say(step, "OK", detail);
+            say("spawn", "OK", detail);
             PMIX_VALUE_RELEASE(val);
             PMIX_APP_DESTRUCT(&app);
+            if (then_connect && 0 != connect_peer(child)) {
+                return 1;
+            }
         } else {
             fprintf(stderr, "unknown step %s\n", step);
             return 2;

@@ -23,12 +23,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *
  * <ul>
  *   <li>under Open MPI 4.1's {@code mpirun} (a libpmix 4.2.2 server whose host implements spawn
- *       and connect): the Java client against the reference server;
+ *       and connect): the Java client against the reference server, including a spawned Java
+ *       child and its parent connecting (each reading the other's job size from libpmix's
+ *       connect reply);
  *   <li>under our server ({@link TestingPmixServer}, the {@link SingleNodeHost} that pmixrun
  *       uses): a job mixing a Java and a C rank connects and disconnects; the server's timeout
  *       and a participant dying mid-connect reach both kinds of client as error statuses; a Java
  *       and a C client each spawn a job whose processes (the other language) run and connect
- *       among themselves, the child's job size read from the spawn reply alone;
+ *       with their parent, the child's job size read from the spawn reply alone, each side's
+ *       job size from our connect reply, dropped again at disconnect;
  *   <li>under {@code bin/pmixrun}: a spawned job runs as {@code <pmixrun nspace>@2}, its output
  *       forwarded, and pmixrun ends after it.
  * </ul>
@@ -86,22 +89,8 @@ class ConnectSpawnIT {
 
   @Test
   void javaClientUnderMpirun() throws Exception {
-    Path mpirun = Path.of("/usr/bin/mpirun");
-    if (!Files.isExecutable(mpirun)) {
-      throw new CToolchainUnavailableException(
-          "Open MPI's mpirun is not installed (Debian: openmpi-bin)");
-    }
-    List<String> cmd = new ArrayList<>(
-        List.of(mpirun.toString(), "--allow-run-as-root", "--oversubscribe", "-np", "2"));
-    cmd.addAll(javaCommand());
-    cmd.addAll(List.of("connect", "disconnect", "connect-timeout", "connect-lost-finalize",
-        "spawn", "2", "/bin/true"));
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_"));
-    Process p = pb.start();
-    p.getOutputStream().close();
-    String out = readAll(p, Timing.scaled(WAIT));
-    assertEquals(0, p.exitValue(), out);
+    String out = mpirun(2, List.of("connect", "disconnect", "connect-timeout",
+        "connect-lost-finalize", "spawn", "2", "/bin/true"));
     for (int r = 0; r < 2; r++) {
       assertTrue(out.contains("CS " + r + " connect OK"), out);
       assertTrue(out.contains("CS " + r + " disconnect OK"), out);
@@ -114,6 +103,26 @@ class ConnectSpawnIT {
     assertTrue(m.find(), out);
     assertEquals("2", m.group(2), out);
     assertTrue(out.contains("CS 0 finalize OK"), out);
+  }
+
+  /** Runs {@code np} Java clients with {@code steps} under mpirun; its output, after exit 0. */
+  private static String mpirun(int np, List<String> steps) throws Exception {
+    Path mpirun = Path.of("/usr/bin/mpirun");
+    if (!Files.isExecutable(mpirun)) {
+      throw new CToolchainUnavailableException(
+          "Open MPI's mpirun is not installed (Debian: openmpi-bin)");
+    }
+    List<String> cmd = new ArrayList<>(List.of(mpirun.toString(), "--allow-run-as-root",
+        "--oversubscribe", "-np", Integer.toString(np)));
+    cmd.addAll(javaCommand());
+    cmd.addAll(steps);
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_"));
+    Process p = pb.start();
+    p.getOutputStream().close();
+    String out = readAll(p, Timing.scaled(WAIT));
+    assertEquals(0, p.exitValue(), out);
+    return out;
   }
 
   private static String readAll(Process p, Duration timeout)
@@ -187,36 +196,70 @@ class ConnectSpawnIT {
   }
 
   @Test
-  void javaClientSpawnsCClientsUnderOurServer() {
+  void javaClientSpawnsCClientsAndConnectsWithThemUnderOurServer() {
     TestingPmixServer s = pmix.server();
     List<String> cmd = new ArrayList<>(javaCommand());
-    cmd.addAll(List.of("spawn-bad", "spawn", "2", cClient().toString(), "connect", "disconnect"));
+    cmd.addAll(List.of("spawn-bad", "spawn-connect", "2", cClient().toString(), "connect-peer"));
     JobResult r = s.job(1).command(cmd).run(WAIT);
     assertTrue(r.succeeded(), r::describe);
     // A command that cannot be started: the host's status reaches the client.
     assertTrue(line(r, 0, "spawn-bad").contains("OK status=-181 "), r::describe);
     JobResult child = spawned(s, r, 2);
+    checkConnected(r, child);
+  }
+
+  @Test
+  void cClientSpawnsAJavaClientAndConnectsWithItUnderOurServer() {
+    TestingPmixServer s = pmix.server();
+    List<String> cmd = new ArrayList<>(List.of(cClient().toString(), "spawn-connect", "1"));
+    cmd.addAll(javaCommand());
+    cmd.add("connect-peer");
+    JobResult r = s.job(1).command(cmd).run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    JobResult child = spawned(s, r, 1);
+    checkConnected(r, child);
+  }
+
+  /**
+   * Parent and child ran, connected with each other (each then holding the other's job size,
+   * which only the connect reply can have brought), disconnected and dropped the other's data.
+   */
+  private static void checkConnected(JobResult parent, JobResult child) {
     assertTrue(child.succeeded(), child::describe);
-    for (int rank = 0; rank < 2; rank++) {
+    assertTrue(
+        line(parent, 0, "connect-peer")
+            .contains("OK peer=" + child.nspace() + " peer.size=" + child.nprocs()),
+        parent::describe);
+    assertTrue(line(parent, 0, "disconnect-peer").contains("OK dropped"), parent::describe);
+    for (int rank = 0; rank < child.nprocs(); rank++) {
       assertTrue(line(child, rank, "init").contains("OK " + child.nspace() + ":" + rank),
           child::describe);
-      assertTrue(line(child, rank, "connect").contains(" OK"), child::describe);
+      assertTrue(line(child, rank, "connect-peer")
+          .contains("OK peer=" + parent.nspace() + " peer.size=1"), child::describe);
+      assertTrue(line(child, rank, "disconnect-peer").contains("OK dropped"), child::describe);
       assertTrue(line(child, rank, "finalize").contains(" OK"), child::describe);
     }
   }
 
   @Test
-  void cClientSpawnsAJavaClientUnderOurServer() {
-    TestingPmixServer s = pmix.server();
-    List<String> cmd = new ArrayList<>(List.of(cClient().toString(), "spawn", "1"));
-    cmd.addAll(javaCommand());
-    cmd.add("connect");
-    JobResult r = s.job(1).command(cmd).run(WAIT);
-    assertTrue(r.succeeded(), r::describe);
-    JobResult child = spawned(s, r, 1);
-    assertTrue(child.succeeded(), child::describe);
-    assertTrue(line(child, 0, "init").contains("OK " + child.nspace() + ":0"), child::describe);
-    assertTrue(line(child, 0, "connect").contains(" OK"), child::describe);
+  void javaParentAndChildConnectUnderMpirun() throws Exception {
+    List<String> child = javaCommand();
+    List<String> steps = new ArrayList<>(List.of("spawn-connect", "1"));
+    steps.addAll(child);
+    steps.add("connect-peer");
+    String out = mpirun(1, steps);
+    // Parent and child: the other's job size from libpmix's connect reply, dropped on disconnect.
+    Matcher m = Pattern.compile("CS 0 spawn OK nspace=(\\S+) job.size=1").matcher(out);
+    assertTrue(m.find(), out);
+    String childNs = m.group(1);
+    assertTrue(out.contains("CS 0 connect-peer OK peer=" + childNs + " peer.size=1"), out);
+    Matcher p = Pattern.compile("CS 0 init OK (\\S+):0").matcher(out);
+    assertTrue(p.find(), out);
+    String parentNs = p.group(1);
+    assertTrue(out.contains("CS 0 connect-peer OK peer=" + parentNs + " peer.size=1"), out);
+    assertEquals(2, out.lines().filter(l -> l.startsWith("CS 0 disconnect-peer OK dropped")).count(),
+        out);
+    assertEquals(2, out.lines().filter(l -> l.equals("CS 0 finalize OK")).count(), out);
   }
 
   @Test

@@ -23,6 +23,10 @@ import java.util.List;
  *       0's connect fails, printing the status.
  *   <li>{@code spawn N CMD ARGS...} (rank 0 only, the rest of the arguments): spawns N copies,
  *       then gets the child's {@code pmix.job.size} from the cached spawn reply.
+ *   <li>{@code spawn-connect N CMD ARGS...} (a one-process job): spawns N copies with {@code
+ *       CS_PEER_NS} set to this namespace, then connects with the child job, reads its job size
+ *       locally, disconnects and checks the child's data is dropped; the child runs {@code
+ *       connect-peer}, which does the same the other way.
  *   <li>{@code spawn-bad}: (rank 0) spawns a command that does not exist; passes on a
  *       PmixException, printing its status.
  * </ul>
@@ -105,6 +109,27 @@ public final class ConnectSpawnMain {
               print(step, "OK", "nspace=" + child + " job.size=" + size.asInt());
             }
           }
+          case "spawn-connect" -> {
+            // Rank 0 of a one-process job: spawn, connect with the child, disconnect again.
+            int n = Integer.parseInt(a.get(i + 1));
+            List<String> cmd = a.subList(i + 2, a.size());
+            i = a.size();
+            String child =
+                PMIx.spawn(
+                    List.of(new Value.App(cmd.get(0), cmd, List.of(PEER_ENV + "=" + me.nspace()),
+                        null, n, List.of())));
+            print("spawn", "OK", "nspace=" + child + " job.size="
+                + PMIx.get(Proc.wildcard(child), "pmix.job.size", OPTIONAL).asInt());
+            connectPeer(me, child);
+          }
+          case "connect-peer" -> {
+            // A spawned process: connect with the job that spawned it, then disconnect.
+            String peer = System.getenv(PEER_ENV);
+            if (peer == null) {
+              throw new IllegalStateException(PEER_ENV + " is not set");
+            }
+            connectPeer(me, peer);
+          }
           case "spawn-bad" -> {
             if (rank == 0) {
               try {
@@ -130,6 +155,31 @@ public final class ConnectSpawnMain {
     PMIx.finalize();
     print("finalize", "OK", "");
     System.exit(0);
+  }
+
+  /** The variable a spawning parent puts in its child's environment: the parent's namespace. */
+  private static final String PEER_ENV = "CS_PEER_NS";
+
+  private static final Info OPTIONAL = Info.of("pmix.optional", true);
+
+  /**
+   * Connects this namespace with {@code peer} (both whole), reads the peer's job size from what
+   * this process now holds ({@code pmix.optional}: the connect reply for a namespace it never
+   * saw), disconnects, and checks that the peer's job data is gone (the C client drops it).
+   */
+  private static void connectPeer(Proc me, String peer) {
+    List<Proc> both = List.of(Proc.wildcard(me.nspace()), Proc.wildcard(peer));
+    PMIx.connect(both);
+    int size = PMIx.get(Proc.wildcard(peer), "pmix.job.size", OPTIONAL).asInt();
+    print("connect-peer", "OK", "peer=" + peer + " peer.size=" + size);
+    PMIx.disconnect(both);
+    try {
+      Value v = PMIx.get(Proc.wildcard(peer), "pmix.job.size", OPTIONAL);
+      print("disconnect-peer", "FAIL", "still holds the peer's job size " + v);
+      System.exit(1);
+    } catch (PmixException e) {
+      print("disconnect-peer", "OK", "dropped status=" + e.status().code());
+    }
   }
 
   private static void print(String step, String verdict, String detail) {
