@@ -96,9 +96,10 @@ final class Launch {
    * The spec of a job a client spawned: {@code app.maxprocs()} processes (at least one) of the
    * app's command with the app's arguments after argv[0] (which names the program only: a Java
    * process cannot set it apart from the command), its environment entries ({@code NAME=VALUE})
-   * and its working directory.
+   * and its working directory, limited to {@code timeout} (null: none).
    */
-  static Spec spawnSpec(String nspace, io.pmix.common.Value.App app, Output output) {
+  static Spec spawnSpec(
+      String nspace, io.pmix.common.Value.App app, Output output, @Nullable Duration timeout) {
     String cmd = app.cmd();
     if (cmd == null || cmd.isEmpty()) {
       throw new IllegalArgumentException("the app has no command");
@@ -117,7 +118,7 @@ final class Launch {
     }
     Path dir = app.cwd() == null ? null : Path.of(app.cwd());
     return new Spec(
-        nspace, Math.max(1, app.maxprocs()), argv, env, dir, false, null, output);
+        nspace, Math.max(1, app.maxprocs()), argv, env, dir, false, timeout, output);
   }
 
   /** What the launcher tells as it goes ({@code pmixrun} prints it). Called on the job thread. */
