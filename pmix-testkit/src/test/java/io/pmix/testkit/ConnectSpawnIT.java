@@ -4,11 +4,20 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.pmix.common.Proc;
+import io.pmix.common.Value;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.connector.Messages;
+import io.pmix.common.internal.wire.Command;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -280,6 +289,77 @@ class ConnectSpawnIT {
         assertTrue(out.contains(l), l + "\n" + out);
       }
     }
+  }
+
+  /**
+   * The byte-level check: a libpmix C client and our Java client run the same steps (connect and
+   * disconnect over their namespace, spawn of one {@code /bin/true}) through a proxy that records
+   * what they send; each one's CONNECTNB, DISCONNECTNB and SPAWNNB frames must be exactly the
+   * bodies pmix-common's {@link Messages} builds for the same call (the C client's working
+   * directory and argv filled in as it fills them), each whole frame with its length.
+   */
+  @Test
+  void javaAndCClientsSendTheSameConnectAndSpawnBytes() throws Exception {
+    TestingPmixServer s = pmix.server();
+    List<String> steps = List.of("connect", "disconnect", "spawn", "1", "/bin/true");
+    List<List<String>> commands = new ArrayList<>();
+    List<String> c = new ArrayList<>(List.of(cClient().toString()));
+    c.addAll(steps);
+    commands.add(c);
+    List<String> j = new ArrayList<>(javaCommand());
+    j.addAll(steps);
+    commands.add(j);
+    Path cwd = Path.of("").toAbsolutePath().normalize().toRealPath();
+    for (List<String> command : commands) {
+      try (RecordingProxy proxy = new RecordingProxy(s.uri())) {
+        JobBuilder b = s.job(1).command(command);
+        for (String v : List.of("PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3",
+            "PMIX_SERVER_URI2", "PMIX_SERVER_URI21")) {
+          b.env(v, proxy.uri(s.uri()));
+        }
+        JobResult r = b.run(WAIT);
+        assertTrue(r.succeeded(), r::describe);
+        JobResult child = spawned(s, r, 1);
+        assertTrue(child.succeeded(), child::describe);
+        byte[] sent = proxy.sent().get(0);
+        Messages m = new Messages(WireFormat.DEFAULT, ByteBufAllocator.DEFAULT);
+        List<Proc> all = List.of(Proc.wildcard(r.nspace()));
+        Value.App app =
+            new Value.App("/bin/true", List.of("/bin/true"), List.of(), cwd.toString(), 1,
+                List.of());
+        String who = command.get(0);
+        assertWholeFrame(sent, bytes(m.connect(Command.CONNECTNB, all, List.of())), "CONNECTNB",
+            who);
+        assertWholeFrame(sent, bytes(m.connect(Command.DISCONNECTNB, all, List.of())),
+            "DISCONNECTNB", who);
+        assertWholeFrame(sent, bytes(m.spawn(List.of(), List.of(app))), "SPAWNNB", who);
+      }
+    }
+  }
+
+  private static byte[] bytes(ByteBuf b) {
+    try {
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
+  }
+
+  /** {@code body} occurs in {@code stream} as a whole frame: after a header with its length. */
+  private static void assertWholeFrame(byte[] stream, byte[] body, String what, String who) {
+    for (int i = 16; i + body.length <= stream.length; i++) {
+      if (Arrays.equals(stream, i, i + body.length, body, 0, body.length)) {
+        int n = (stream[i - 8] & 0xff) << 24 | (stream[i - 7] & 0xff) << 16
+            | (stream[i - 6] & 0xff) << 8 | (stream[i - 5] & 0xff);
+        if (n == body.length
+            && stream[i - 4] == 0 && stream[i - 3] == 0 && stream[i - 2] == 0
+            && stream[i - 1] == 0) {
+          return;
+        }
+      }
+    }
+    throw new AssertionError(who + " sent no " + what + " frame with the body "
+        + ByteBufUtil.hexDump(body) + "; it sent " + ByteBufUtil.hexDump(stream));
   }
 
   /** The job the parent's rank 0 reported spawning, awaited; its size as the parent read it. */
