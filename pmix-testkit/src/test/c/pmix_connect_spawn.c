@@ -129,12 +129,24 @@ int main(int argc, char **argv)
                 return 1;
             }
         } else if (0 == strcmp(step, "connect-lost-halt")) {
+            char marker[4096];
+            const char *dir = getenv("PMIX_SERVER_TMPDIR");
+            snprintf(marker, sizeof(marker), "%s/cs-%s.connecting", dir ? dir : "/tmp", me.nspace);
             if (0 != me.rank) {
-                /* long enough for a JVM rank 0 to start and be waiting in its connect */
-                usleep(3000 * 1000);
+                /* vanish once rank 0 waits in its connect: it drops the marker just before
+                 * (same name as ConnectSpawnMain's); then a second more */
+                for (int k = 0; k < 3000 && 0 != access(marker, F_OK); k++) {
+                    usleep(20 * 1000);
+                }
+                usleep(1000 * 1000);
                 _exit(0);
             }
+            FILE *f = fopen(marker, "w");
+            if (NULL != f) {
+                fclose(f);
+            }
             connect2(&rc, false);
+            unlink(marker);
             snprintf(detail, sizeof(detail), "status=%d %s", rc, PMIx_Error_string(rc));
             say(step, PMIX_SUCCESS != rc ? "OK" : "FAIL", detail);
             if (PMIX_SUCCESS == rc) {

@@ -5,6 +5,9 @@ import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Value;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 
@@ -36,7 +39,7 @@ public final class ConnectSpawnMain {
 
   private ConnectSpawnMain() {}
 
-  public static void main(String[] args) throws InterruptedException {
+  public static void main(String[] args) throws InterruptedException, IOException {
     Proc me = PMIx.init();
     rank = me.rank();
     print("init", "OK", me.toString());
@@ -75,12 +78,13 @@ public final class ConnectSpawnMain {
             }
           }
           case "connect-lost-finalize", "connect-lost-halt" -> {
+            Path marker = marker(me);
             if (rank != 0) {
-              // Vanish without joining, once rank 0 (a JVM that may start slower, or a C client)
-              // waits in its connect: orderly (finalize, then exit) or abruptly (no finalize).
-              // Gone before rank 0 arrives, the rank no longer counts as local: libpmix hands
-              // the connect to its host instead, ours completes it, and both succeed.
-              Thread.sleep(3000);
+              // Vanish without joining once rank 0 waits in its connect (it drops a marker file
+              // just before it calls): orderly (finalize, then exit) or abruptly (no finalize).
+              // Gone before rank 0 arrives, the rank would no longer count as local: libpmix
+              // hands the connect to its host instead, ours completes it, and both succeed.
+              awaitMarker(marker);
               if (step.endsWith("finalize")) {
                 PMIx.finalize();
                 System.exit(0);
@@ -88,11 +92,14 @@ public final class ConnectSpawnMain {
               Runtime.getRuntime().halt(0);
             }
             try {
+              Files.writeString(marker, "connecting");
               PMIx.connect(List.of(Proc.of(me.nspace(), 0), Proc.of(me.nspace(), 1)));
               print(step, "FAIL", "connect without the other rank succeeded");
               System.exit(1);
             } catch (PmixException e) {
               print(step, "OK", "status=" + e.status().code() + " " + e.status().name());
+            } finally {
+              Files.deleteIfExists(marker);
             }
           }
           case "spawn" -> {
@@ -180,6 +187,26 @@ public final class ConnectSpawnMain {
     } catch (PmixException e) {
       print("disconnect-peer", "OK", "dropped status=" + e.status().code());
     }
+  }
+
+  /**
+   * Where rank 0 says it is about to connect: a file named after the namespace in the server's
+   * temporary directory ({@code PMIX_SERVER_TMPDIR}, which both our server and mpirun give their
+   * processes; else java.io.tmpdir). {@code pmix_connect_spawn.c} uses the same name.
+   */
+  private static Path marker(Proc me) {
+    String dir = System.getenv("PMIX_SERVER_TMPDIR");
+    return Path.of(dir != null ? dir : System.getProperty("java.io.tmpdir"),
+        "cs-" + me.nspace() + ".connecting");
+  }
+
+  /** Waits (at most 60 s) for rank 0's marker, then a second more: it is in its connect then. */
+  private static void awaitMarker(Path marker) throws InterruptedException {
+    long end = System.nanoTime() + 60_000_000_000L;
+    while (!Files.exists(marker) && System.nanoTime() - end < 0) {
+      Thread.sleep(20);
+    }
+    Thread.sleep(1000);
   }
 
   private static void print(String step, String verdict, String detail) {
