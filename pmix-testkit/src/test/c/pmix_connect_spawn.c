@@ -158,6 +158,17 @@ int main(int argc, char **argv)
                 say(step, "FAIL", "CS_PEER_NS is not set");
                 return 1;
             }
+            /* who spawned us, if the host says (PMIX_PARENT_ID in the job data) */
+            pmix_value_t *pv = NULL;
+            if (PMIX_SUCCESS == (rc = PMIx_Get(&wild, PMIX_PARENT_ID, NULL, 0, &pv))
+                && PMIX_PROC == pv->type) {
+                snprintf(detail, sizeof(detail), "%s:%u", pv->data.proc->nspace,
+                         pv->data.proc->rank);
+                PMIX_VALUE_RELEASE(pv);
+            } else {
+                snprintf(detail, sizeof(detail), "none (%s)", PMIx_Error_string(rc));
+            }
+            say("parent", "OK", detail);
             if (0 != connect_peer(peer)) {
                 return 1;
             }

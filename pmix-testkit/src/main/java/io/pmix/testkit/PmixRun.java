@@ -161,7 +161,7 @@ public final class PmixRun {
       host.spawner(
           (requester, app, jobInfo) -> {
             String ns = "pmixrun-" + pid + "@" + jobSeq.incrementAndGet();
-            Launch c = Launch.start(srv, h, Launch.spawnSpec(ns, app, spawnedOutput, o.timeout()), reporter);
+            Launch c = Launch.start(srv, h, Launch.spawnSpec(ns, requester, app, spawnedOutput, o.timeout()), reporter);
             spawned.add(c);
             return ns;
           });

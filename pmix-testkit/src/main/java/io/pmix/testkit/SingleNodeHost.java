@@ -39,8 +39,9 @@ import org.jspecify.annotations.Nullable;
  *       one that reaches the host (it names a namespace this node does not run) succeeds, the
  *       local collective being all there is on a single node.
  *   <li>Spawn: the launcher that owns this host starts the job on this node, through the same
- *       code that starts its own jobs, as a new namespace registered before the answer; one app
- *       per spawn. Without a launcher attached, or for several apps, {@code
+ *       code that starts its own jobs, as a new namespace registered before the answer (its job
+ *       data also holds {@code pmix.parent}, the requester, and {@code pmix.spawned}); one app
+ *       per spawn; job-level directives ({@code pmix.mapby}, ...) are ignored. Without a launcher attached, or for several apps, {@code
  *       PMIX_ERR_NOT_SUPPORTED}; a command that cannot be started is {@code
  *       PMIX_ERR_JOB_FAILED_TO_LAUNCH}.
  *   <li>Direct modex: {@code PMIX_ERR_NOT_FOUND} (there is no other node to ask).

@@ -111,7 +111,7 @@ public final class TestingPmixServer implements AutoCloseable {
           String ns = prefix + jobSeq.incrementAndGet();
           Launch.Output out =
               echo ? new Launch.Output(true, stdout, stderr, true, false) : Launch.Output.captureOnly();
-          return start(Launch.spawnSpec(ns, app, out, null)).nspace();
+          return start(Launch.spawnSpec(ns, requester, app, out, null)).nspace();
         });
   }
 

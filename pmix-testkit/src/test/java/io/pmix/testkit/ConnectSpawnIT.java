@@ -243,6 +243,9 @@ class ConnectSpawnIT {
     for (int rank = 0; rank < child.nprocs(); rank++) {
       assertTrue(line(child, rank, "init").contains("OK " + child.nspace() + ":" + rank),
           child::describe);
+      // The spawned job's data names its parent.
+      assertTrue(line(child, rank, "parent").endsWith("OK " + parent.nspace() + ":0"),
+          child::describe);
       assertTrue(line(child, rank, "connect-peer")
           .contains("OK peer=" + parent.nspace() + " peer.size=1"), child::describe);
       assertTrue(line(child, rank, "disconnect-peer").contains("OK dropped"), child::describe);

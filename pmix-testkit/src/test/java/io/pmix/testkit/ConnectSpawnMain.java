@@ -135,6 +135,14 @@ public final class ConnectSpawnMain {
             if (peer == null) {
               throw new IllegalStateException(PEER_ENV + " is not set");
             }
+            // Who spawned us, if the host says (pmix.parent in the job data): informative.
+            String parent;
+            try {
+              parent = PMIx.get(Proc.wildcard(me.nspace()), "pmix.parent").toString();
+            } catch (PmixException e) {
+              parent = "none (" + e.status().name() + ")";
+            }
+            print("parent", "OK", parent);
             connectPeer(me, peer);
           }
           case "spawn-bad" -> {
