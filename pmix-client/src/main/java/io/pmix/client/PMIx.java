@@ -48,9 +48,6 @@ import org.jspecify.annotations.Nullable;
  * (for the non-blocking forms: the future completes exceptionally with it). Caller mistakes are
  * the JDK's exceptions: {@code NullPointerException}, {@code IllegalArgumentException}, and
  * {@code IllegalStateException} for any call but {@link #init} while not initialized.
- *
- * <p>Not yet supported (they fail with {@code ERR_NOT_SUPPORTED}): {@link #connect}, {@link
- * #disconnect} and {@link #spawn}.
  */
 public final class PMIx {
   private PMIx() {}
@@ -324,45 +321,65 @@ public final class PMIx {
     return state().log(data, List.of(directives));
   }
 
-  // ---- not yet supported ----
+  // ---- jobs and connections ----
 
-  /** Connect: not supported yet; always fails with {@code ERR_NOT_SUPPORTED}. */
+  /**
+   * Connects this process with {@code procs} ({@link Proc#wildcard} names a whole namespace): a
+   * collective, returning once every participant has called connect with the same set. Afterwards
+   * the job information of the other namespaces involved is local, as for this process's own job.
+   *
+   * @param procs at least one process; this process is normally among them
+   * @param directives {@code pmix.timeout} (int seconds), and whatever the host interprets
+   * @throws PmixException with the server's status: {@code ERR_NOT_SUPPORTED} if it needs a host
+   *     that cannot connect, {@code ERR_TIMEOUT}, {@code ERR_PARTIAL_SUCCESS} or {@code
+   *     ERR_LOST_CONNECTION} if a participant died before it arrived, {@code ERR_UNREACH} as a
+   *     singleton
+   * @throws IllegalArgumentException if {@code procs} is empty
+   */
   public static void connect(Collection<Proc> procs, Info... directives) {
     await(connectAsync(procs, directives), "connect");
   }
 
-  /** Non-blocking {@link #connect}: an already failed future. */
+  /** Non-blocking {@link #connect}. */
   public static CompletableFuture<Void> connectAsync(Collection<Proc> procs, Info... directives) {
-    var unused = state();
-    return CompletableFuture.failedFuture(
-        new PmixException(Status.ERR_NOT_SUPPORTED, "PMIx.connect is not implemented yet"));
+    return state().connect(List.copyOf(requireNonNull(procs, "procs")), List.of(directives));
   }
 
-  /** Disconnect: not supported yet; always fails with {@code ERR_NOT_SUPPORTED}. */
+  /**
+   * Disconnects this process from {@code procs}: a collective like {@link #connect}. What this
+   * process holds of the other namespaces named is dropped first, as the C client does.
+   *
+   * @throws PmixException with the server's status (see {@link #connect})
+   * @throws IllegalArgumentException if {@code procs} is empty
+   */
   public static void disconnect(Collection<Proc> procs, Info... directives) {
     await(disconnectAsync(procs, directives), "disconnect");
   }
 
-  /** Non-blocking {@link #disconnect}: an already failed future. */
+  /** Non-blocking {@link #disconnect}. */
   public static CompletableFuture<Void> disconnectAsync(Collection<Proc> procs, Info... directives) {
-    var unused = state();
-    return CompletableFuture.failedFuture(
-        new PmixException(Status.ERR_NOT_SUPPORTED, "PMIx.disconnect is not implemented yet"));
+    return state().disconnect(List.copyOf(requireNonNull(procs, "procs")), List.of(directives));
   }
 
   /**
-   * Spawn: not supported yet; always fails with {@code ERR_NOT_SUPPORTED}.
+   * Asks the server's host to start a new job of {@code apps}. As in C, a missing working
+   * directory is this process's, an empty argv is the command's basename, and an argv whose first
+   * element is not the command gets the command's basename in front.
    *
-   * @return the new job's namespace, once supported
+   * @param apps at least one app, each with a command
+   * @param jobInfo job-level directives for the host ({@code pmix.mapby}, ...)
+   * @return the new job's namespace; its job information (e.g. {@code pmix.job.size} of {@code
+   *     Proc.wildcard(nspace)}) is then a local get
+   * @throws PmixException with the server's status, e.g. {@code ERR_NOT_SUPPORTED} if the host
+   *     cannot spawn, {@code ERR_UNREACH} as a singleton
+   * @throws IllegalArgumentException if there is no app or an app lacks a command
    */
   public static String spawn(List<Value.App> apps, Info... jobInfo) {
     return await(spawnAsync(apps, jobInfo), "spawn");
   }
 
-  /** Non-blocking {@link #spawn}: an already failed future. */
+  /** Non-blocking {@link #spawn}. */
   public static CompletableFuture<String> spawnAsync(List<Value.App> apps, Info... jobInfo) {
-    var unused = state();
-    return CompletableFuture.failedFuture(
-        new PmixException(Status.ERR_NOT_SUPPORTED, "PMIx.spawn is not implemented yet"));
+    return state().spawn(requireNonNull(apps, "apps"), List.of(jobInfo));
   }
 }

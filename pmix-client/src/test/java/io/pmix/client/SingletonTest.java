@@ -57,9 +57,16 @@ class SingletonTest {
     assertEquals(Status.ERR_NOT_FOUND, e.status());
     PmixException u = assertThrows(PmixException.class, () -> PMIx.publish(Info.of("a", "b")));
     assertEquals(Status.ERR_UNREACH, u.status());
+    // Connect and spawn need a server: UNREACH, as the C client answers when not connected.
     PmixException ns =
         assertThrows(PmixException.class, () -> PMIx.connect(List.of(me)));
-    assertEquals(Status.ERR_NOT_SUPPORTED, ns.status());
+    assertEquals(Status.ERR_UNREACH, ns.status());
+    PmixException sp =
+        assertThrows(
+            PmixException.class,
+            () -> PMIx.spawn(List.of(new Value.App("/bin/true", List.of(), List.of(), null, 1,
+                List.of()))));
+    assertEquals(Status.ERR_UNREACH, sp.status());
     PMIx.finalize();
     TeardownChecks.assertNothingRemains();
   }

@@ -172,6 +172,30 @@ public interface HostModule {
   }
 
   /**
+   * Every local participant of a {@code PMIx_Connect} has arrived and some participants live
+   * elsewhere (or in a namespace this server does not know): run the cross-node part, completing
+   * once every participant has connected. When all participants are local the server completes
+   * the operation itself and never calls this, as OpenPMIx 4.2.2 does. A failure (including the
+   * default {@code NOT_SUPPORTED}) is the status every local caller gets.
+   *
+   * @param procs the participants, sorted (namespace, then rank)
+   * @param info the first caller's directives plus {@code pmix.sorted.parr} (true) and {@code
+   *     pmix.loc.col.st} (STATUS: the local collective status, not success once a local
+   *     participant died before it arrived)
+   */
+  default CompletionStage<Void> connect(List<Proc> procs, List<Info> info) {
+    return notSupported();
+  }
+
+  /**
+   * The {@code PMIx_Disconnect} counterpart of {@link #connect}, with the same arguments and
+   * rules.
+   */
+  default CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
+    return notSupported();
+  }
+
+  /**
    * A tool or launcher is connecting (connect flags 3 to 8, OpenPMIx's {@code tool_connected}):
    * decide whether it may, and under which identity. Called only when the server supports tools
    * ({@link ServerOptions#acceptsTools}) and after its credentials were checked; the tool waits

@@ -3,6 +3,8 @@ package io.pmix.testkit;
 import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.server.PMIxServer;
@@ -72,6 +74,8 @@ final class Launch {
    * @param slurmEnv whether to export SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST
    * @param timeout the time the job may take, or null
    * @param output where output goes
+   * @param jobInfo infos registered with the job in addition to the single-node job data (a
+   *     spawned job's parent, say)
    */
   record Spec(
       String nspace,
@@ -81,15 +85,75 @@ final class Launch {
       @Nullable Path directory,
       boolean slurmEnv,
       @Nullable Duration timeout,
-      Output output) {
+      Output output,
+      List<Info> jobInfo) {
     Spec {
       requireNonNull(nspace, "nspace");
       argv = List.copyOf(argv);
       env = Map.copyOf(env);
+      jobInfo = List.copyOf(jobInfo);
       if (argv.isEmpty()) {
         throw new IllegalArgumentException("no command");
       }
     }
+
+    /** A spec without extra job infos. */
+    Spec(
+        String nspace,
+        int nprocs,
+        List<String> argv,
+        Map<String, String> env,
+        @Nullable Path directory,
+        boolean slurmEnv,
+        @Nullable Duration timeout,
+        Output output) {
+      this(nspace, nprocs, argv, env, directory, slurmEnv, timeout, output, List.of());
+    }
+  }
+
+  /**
+   * The spec of a job a client spawned: {@code app.maxprocs()} processes (at least one) of the
+   * app's command with the app's arguments after argv[0] (which names the program only: a Java
+   * process cannot set it apart from the command), its environment entries ({@code NAME=VALUE})
+   * and its working directory, limited to {@code timeout} (null: none). Its job data names the
+   * process that spawned it ({@code pmix.parent}) and says it was spawned ({@code pmix.spawned}),
+   * as PRRTE's does.
+   */
+  static Spec spawnSpec(
+      String nspace,
+      Proc parent,
+      io.pmix.common.Value.App app,
+      Output output,
+      @Nullable Duration timeout) {
+    String cmd = app.cmd();
+    if (cmd == null || cmd.isEmpty()) {
+      throw new IllegalArgumentException("the app has no command");
+    }
+    List<String> argv = new ArrayList<>();
+    argv.add(cmd);
+    if (app.argv().size() > 1) {
+      argv.addAll(app.argv().subList(1, app.argv().size()));
+    }
+    Map<String, String> env = new LinkedHashMap<>();
+    for (String e : app.env()) {
+      int eq = e.indexOf('=');
+      if (eq > 0) {
+        env.put(e.substring(0, eq), e.substring(eq + 1));
+      }
+    }
+    Path dir = app.cwd() == null ? null : Path.of(app.cwd());
+    return new Spec(
+        nspace,
+        Math.max(1, app.maxprocs()),
+        argv,
+        env,
+        dir,
+        false,
+        timeout,
+        output,
+        List.of(
+            Info.of(Keys.PARENT_ID, parent),
+            Info.of(Keys.SPAWNED, io.pmix.common.Value.of(true))));
   }
 
   /** What the launcher tells as it goes ({@code pmixrun} prints it). Called on the job thread. */
@@ -176,10 +240,8 @@ final class Launch {
       registered = true;
     }
     try {
-      Status st =
-          server.registerNspace(
-              nspace,
-              n,
+      List<Info> jobInfo =
+          new ArrayList<>(
               JobInfo.singleNode(
                   nspace,
                   n,
@@ -188,6 +250,8 @@ final class Launch {
                   wdir,
                   server.options().serverNspace(),
                   server.options().serverRank()));
+      jobInfo.addAll(spec.jobInfo());
+      Status st = server.registerNspace(nspace, n, jobInfo);
       if (!ok(st)) {
         throw new IllegalStateException("the server refused namespace " + nspace + ": " + st);
       }

@@ -21,7 +21,9 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -102,6 +104,8 @@ public final class PmixRun {
       return 1;
     }
     AtomicReference<@Nullable Launch> current = new AtomicReference<>();
+    // The jobs the job's processes spawned: stopped with it, waited for before pmixrun ends.
+    List<Launch> spawned = new CopyOnWriteArrayList<>();
     AtomicReference<String @Nullable []> pendingSignal = new AtomicReference<>();
     for (String[] sig : STOP_SIGNALS) {
       try {
@@ -111,6 +115,9 @@ public final class PmixRun {
               Launch l = current.get();
               if (l != null) {
                 l.stop("received SIG" + sig[0], 128 + Integer.parseInt(sig[1]));
+                for (Launch c : spawned) {
+                  c.stop("received SIG" + sig[0], 128 + Integer.parseInt(sig[1]));
+                }
               } else {
                 pendingSignal.compareAndSet(null, sig);
               }
@@ -146,6 +153,18 @@ public final class PmixRun {
       OutputStream out = System.out;
       OutputStream errOut = System.err;
       String nspace = "pmixrun-" + pid + "@1";
+      AtomicInteger jobSeq = new AtomicInteger(1);
+      PMIxServer srv = server;
+      SingleNodeHost h = host;
+      Messages reporter = new Messages(err, o.timeout());
+      Launch.Output spawnedOutput = new Launch.Output(false, out, errOut, o.tagOutput(), false);
+      host.spawner(
+          (requester, app, jobInfo) -> {
+            String ns = "pmixrun-" + pid + "@" + jobSeq.incrementAndGet();
+            Launch c = Launch.start(srv, h, Launch.spawnSpec(ns, requester, app, spawnedOutput, o.timeout()), reporter);
+            spawned.add(c);
+            return ns;
+          });
       Launch.Spec spec =
           new Launch.Spec(
               nspace,
@@ -158,7 +177,7 @@ public final class PmixRun {
               new Launch.Output(false, out, errOut, o.tagOutput(), true));
       Launch launch;
       try {
-        launch = Launch.start(server, host, spec, new Messages(err, o.timeout()));
+        launch = Launch.start(server, host, spec, reporter);
       } catch (IOException e) {
         err.println("pmixrun: " + e.getMessage());
         return 127;
@@ -172,6 +191,10 @@ public final class PmixRun {
         launch.stop("received SIG" + early[0], 128 + Integer.parseInt(early[1]));
       }
       JobResult result = launch.done().join();
+      // Like mpirun, the launcher ends when the jobs spawned from its job have ended too.
+      for (Launch c : spawned) {
+        JobResult unused = c.done().join();
+      }
       if (o.reportState() != null) {
         try {
           StateReport.write(o.reportState(), result);
@@ -189,6 +212,16 @@ public final class PmixRun {
           l.done().get(2 * Launch.KILL_GRACE.toSeconds() + 5, TimeUnit.SECONDS);
         } catch (Exception e) {
           // Nothing more to do: the processes were signalled.
+        }
+      }
+      for (Launch c : spawned) {
+        if (c.anyAlive()) {
+          c.stop("pmixrun failed", 1);
+          try {
+            c.done().get(2 * Launch.KILL_GRACE.toSeconds() + 5, TimeUnit.SECONDS);
+          } catch (Exception e) {
+            // Signalled; nothing more to do.
+          }
         }
       }
       if (server != null) {

@@ -14,6 +14,7 @@ import io.pmix.dataserver.Identity;
 import io.pmix.dataserver.IdentityResolver;
 import io.pmix.dataserver.LocalDataService;
 import io.pmix.server.HostModule;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +35,15 @@ import org.jspecify.annotations.Nullable;
  *   <li>Client connected and finalized: accepted at once.
  *   <li>Fences: all participants are local, which the server completes itself; should one ever
  *       reach the host, this node's contribution is the whole answer and is handed back.
+ *   <li>Connect, disconnect: likewise completed by the server when every participant is local;
+ *       one that reaches the host (it names a namespace this node does not run) succeeds, the
+ *       local collective being all there is on a single node.
+ *   <li>Spawn: the launcher that owns this host starts the job on this node, through the same
+ *       code that starts its own jobs, as a new namespace registered before the answer (its job
+ *       data also holds {@code pmix.parent}, the requester, and {@code pmix.spawned}); one app
+ *       per spawn; job-level directives ({@code pmix.mapby}, ...) are ignored. Without a launcher attached, or for several apps, {@code
+ *       PMIX_ERR_NOT_SUPPORTED}; a command that cannot be started is {@code
+ *       PMIX_ERR_JOB_FAILED_TO_LAUNCH}.
  *   <li>Direct modex: {@code PMIX_ERR_NOT_FOUND} (there is no other node to ask).
  *   <li>Publish, lookup, unpublish: pmix-dataserver's {@link DataServiceHostModule} over a {@link
  *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
@@ -48,7 +58,7 @@ import org.jspecify.annotations.Nullable;
  *       is answered, anything else is {@code PMIX_ERR_NOT_FOUND}.
  *   <li>Tools (when the server accepts them): the interface's default, i.e. the server's own
  *       rules decide.
- *   <li>Everything else (spawn, log, ...): {@code PMIX_ERR_NOT_SUPPORTED}.
+ *   <li>Everything else (log, ...): {@code PMIX_ERR_NOT_SUPPORTED}.
  * </ul>
  *
  * <p>Thread-safe. Owns its {@link DataService}, closed by {@link #close()} (after the server is
@@ -64,6 +74,20 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   }
 
   private record Job(int uid, int gid, JobListener listener) {}
+
+  /** Starts the jobs clients spawn: what the launcher that owns this host plugs in. */
+  interface Spawner {
+    /**
+     * Registers a job of {@code app} with the server and starts its processes; returns once the
+     * namespace is registered. Called on the server's host executor.
+     *
+     * @throws IOException if the processes cannot be started (the job is then gone again)
+     * @throws IllegalStateException if the server refuses the job or the launcher is closed
+     */
+    String start(Proc requester, Value.App app, List<Info> jobInfo) throws IOException;
+  }
+
+  private volatile @Nullable Spawner spawner;
 
   private final String hostname;
   private final DataService data;
@@ -99,6 +123,11 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   /** The namespaces of the jobs this host runs now. */
   public List<String> namespaces() {
     return List.copyOf(new ArrayList<>(jobs.keySet()));
+  }
+
+  /** Lets clients spawn jobs, started by {@code s}. */
+  void spawner(Spawner s) {
+    this.spawner = requireNonNull(s, "s");
   }
 
   void addJob(String nspace, int uid, int gid, JobListener listener) {
@@ -214,6 +243,36 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
           new PmixException(Status.ERR_NOT_FOUND, "no answer to " + queries));
     }
     return CompletableFuture.completedFuture(answers);
+  }
+
+  @Override
+  public CompletionStage<Void> connect(List<Proc> procs, List<Info> info) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
+    return CompletableFuture.completedFuture(null);
+  }
+
+  @Override
+  public CompletionStage<String> spawn(Proc requester, List<Info> jobInfo, List<Value.App> apps) {
+    Spawner s = spawner;
+    if (s == null) {
+      return CompletableFuture.failedFuture(
+          new PmixException(Status.ERR_NOT_SUPPORTED, "no launcher attached to spawn with"));
+    }
+    if (apps.size() != 1) {
+      return CompletableFuture.failedFuture(
+          new PmixException(Status.ERR_NOT_SUPPORTED, "one app per spawn, not " + apps.size()));
+    }
+    try {
+      return CompletableFuture.completedFuture(s.start(requester, apps.get(0), jobInfo));
+    } catch (IOException | IllegalStateException e) {
+      LOG.log(Level.INFO, "spawn for {0} failed: {1}", requester, e.getMessage());
+      return CompletableFuture.failedFuture(
+          new PmixException(Status.ERR_JOB_FAILED_TO_LAUNCH, e.getMessage()));
+    }
   }
 
   /** Closes the publish/lookup service (waiting lookups fail). Idempotent. */

@@ -105,6 +105,14 @@ public final class TestingPmixServer implements AutoCloseable {
       deleteTree(tmpdir);
       throw e;
     }
+    // Jobs clients spawn run like the test's own: listed in jobs(), killed at close.
+    host.spawner(
+        (requester, app, jobInfo) -> {
+          String ns = prefix + jobSeq.incrementAndGet();
+          Launch.Output out =
+              echo ? new Launch.Output(true, stdout, stderr, true, false) : Launch.Output.captureOnly();
+          return start(Launch.spawnSpec(ns, requester, app, out, null)).nspace();
+        });
   }
 
   /** A started server with the defaults. */
@@ -147,7 +155,7 @@ public final class TestingPmixServer implements AutoCloseable {
     return new JobBuilder(this, nprocs, echo);
   }
 
-  /** Every job started so far, running or not. */
+  /** Every job started so far, running or not, the jobs clients spawned included. */
   public synchronized List<RunningJob> jobs() {
     return List.copyOf(jobs);
   }
@@ -172,12 +180,21 @@ public final class TestingPmixServer implements AutoCloseable {
             ? new Launch.Output(true, stdout, stderr, true, false)
             : Launch.Output.captureOnly();
     Launch.Spec spec = new Launch.Spec(ns, nprocs, argv, env, directory, slurmEnv, timeout, out);
-    Launch l;
     try {
-      l = Launch.start(server, host, spec, new Launch.Reporter() {});
+      return start(spec);
     } catch (IOException e) {
       throw new IllegalStateException(e.getMessage(), e);
     }
+  }
+
+  /** Starts a job and lists it; refused once closed. */
+  private RunningJob start(Launch.Spec spec) throws IOException {
+    synchronized (this) {
+      if (closed) {
+        throw new IllegalStateException("the server is closed");
+      }
+    }
+    Launch l = Launch.start(server, host, spec, new Launch.Reporter() {});
     RunningJob job = new RunningJob(l);
     boolean late;
     synchronized (this) {

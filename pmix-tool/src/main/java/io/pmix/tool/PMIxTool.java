@@ -287,8 +287,9 @@ public final class PMIxTool {
   // ---- jobs ----
 
   /**
-   * Asks the server's host to start a job. A missing working directory is this process's, an
-   * empty argv is the command alone.
+   * Asks the server's host to start a job. As in C, a missing working directory is this
+   * process's, an empty argv is the command's basename, and an argv whose first element is not the
+   * command gets the command's basename in front.
    *
    * @return the new job's namespace; its job data is cached, so {@link #get} of it is local
    * @throws PmixException {@code ERR_NOT_SUPPORTED} if the host cannot spawn

@@ -308,6 +308,24 @@ public final class ClientState implements LibraryState {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Spawn, connect, disconnect (the connector's shared requests)
+
+  /** Asks the server to start a job; completes with its namespace, whose job data is cached. */
+  public CompletableFuture<String> spawn(List<Value.App> apps, List<Info> jobInfo) {
+    return session.spawn(apps, jobInfo);
+  }
+
+  /** Connects with {@code procs}; the other namespaces' job data in the reply is cached. */
+  public CompletableFuture<Void> connect(List<Proc> procs, List<Info> directives) {
+    return session.connect(procs, directives);
+  }
+
+  /** Disconnects from {@code procs}, dropping what is cached of their other namespaces. */
+  public CompletableFuture<Void> disconnect(List<Proc> procs, List<Info> directives) {
+    return session.disconnect(procs, directives);
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Teardown
 
   /**

@@ -3,6 +3,7 @@ package io.pmix.server.internal;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.internal.wire.Command;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -11,7 +12,8 @@ import java.util.concurrent.ScheduledFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One fence in progress ({@code pmix_server_trkr_t}): the sorted participant set, how many local
+ * One fence, connect or disconnect in progress ({@code pmix_server_trkr_t}, whose {@code type}
+ * says which; 4.2.2 runs all three through the same tracker): the sorted participant set, how many local
  * participants must arrive, who has arrived (and on which tag to answer), and whether the host
  * has been handed the cross-node part. Progress thread only.
  *
@@ -26,6 +28,8 @@ final class FenceTracker {
   record Arrival(Peer peer, int tag) {}
 
   final List<Proc> procs;
+  /** FENCENB, CONNECTNB or DISCONNECTNB: trackers of different types never merge. */
+  final Command type;
   /** Every arrival, clones and dead peers included: each live one is answered. */
   final List<Arrival> arrived = new ArrayList<>();
   /** Local ranks that contributed, by identity. */
@@ -56,7 +60,12 @@ final class FenceTracker {
   @Nullable ScheduledFuture<?> timer;
 
   FenceTracker(List<Proc> procs) {
+    this(procs, Command.FENCENB);
+  }
+
+  FenceTracker(List<Proc> procs, Command type) {
     this.procs = List.copyOf(procs);
+    this.type = type;
   }
 
   /** Whether {@code p} is named by a participant entry (a WILDCARD entry names every rank). */

@@ -1156,6 +1156,10 @@ public final class ServerCore {
         case SPAWNNB:
           handleSpawn(peer, tag, r);
           break;
+        case CONNECTNB:
+        case DISCONNECTNB:
+          handleConnect(peer, tag, r, cmd.get());
+          break;
         default:
           replyStatus(peer, tag, Status.ERR_NOT_SUPPORTED);
           break;
@@ -1292,7 +1296,7 @@ public final class ServerCore {
     procs.sort(PROC_ORDER);
     FenceTracker t = null;
     for (FenceTracker x : trackers) {
-      if (x.procs.equals(procs)) {
+      if (x.type == Command.FENCENB && x.procs.equals(procs)) {
         t = x;
         break;
       }
@@ -1396,10 +1400,14 @@ public final class ServerCore {
     if (!t.locallyComplete() || t.hostCalled || !trackers.contains(t)) {
       return;
     }
-    if (t.timer != null) {
+    if (t.timer != null && t.type == Command.FENCENB) {
       // Only local completion is timed here; once the host has it, the host owns the timeout.
       boolean unused = t.timer.cancel(false);
       t.timer = null;
+    }
+    if (t.type != Command.FENCENB) {
+      checkConnect(t);
+      return;
     }
     if (t.collectMismatch) {
       completeFence(t, Status.ERR_INVALID_ARG);
@@ -1445,8 +1453,152 @@ public final class ServerCore {
       boolean unused = t.timer.cancel(false);
       t.timer = null;
     }
+    if (t.type == Command.CONNECTNB && status.isSuccess()) {
+      replyConnected(t);
+      return;
+    }
     for (FenceTracker.Arrival a : t.arrived) {
       replyStatus(a.peer(), a.tag(), status);
+    }
+  }
+
+  // ---- CONNECT / DISCONNECT ----
+
+  /**
+   * CONNECTNB and DISCONNECTNB (commands.md section 4; {@code pmix_server_connect} and {@code
+   * pmix_server_disconnect} at v4.2.2): the fence's collective over the local participants, in a
+   * tracker of their own type. At least one proc is required (C: BAD_PARAM); {@code pmix.timeout}
+   * (connect only, as in C) answers ERR_TIMEOUT to every caller if the whole operation, host part
+   * included, has not completed by then.
+   */
+  private void handleConnect(Peer peer, int tag, PmixReader r, Command type) {
+    long n = r.unpackSize();
+    if (n < 1) {
+      throw new PmixException(Status.ERR_BAD_PARAM, type + " needs at least one proc");
+    }
+    List<Proc> procs = new ArrayList<>();
+    for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
+      procs.add((Proc) v);
+    }
+    long ninfo = r.unpackSize();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    long timeout = 0;
+    if (type == Command.CONNECTNB) {
+      for (Info i : info) {
+        if (i.key().equals(Keys.TIMEOUT.name())) {
+          timeout = i.value().asLong();
+          break;
+        }
+      }
+    }
+    procs.sort(PROC_ORDER);
+    FenceTracker t = null;
+    for (FenceTracker x : trackers) {
+      if (x.type == type && x.procs.equals(procs)) {
+        t = x;
+        break;
+      }
+    }
+    if (t == null) {
+      t = new FenceTracker(procs, type);
+      computeTracker(t);
+      trackers.add(t);
+    }
+    if (t.info == null) {
+      t.info = List.copyOf(info);
+    }
+    t.arrived.add(new FenceTracker.Arrival(peer, tag));
+    if (t.excluded.remove(peer.proc)) {
+      t.nlocal++;
+    }
+    if (t.departed.remove(peer.proc)) {
+      t.localStatus = t.statusAfterDepartures();
+    }
+    t.contributed.add(peer.proc);
+    if (timeout > 0 && t.timer == null) {
+      FenceTracker tt = t;
+      t.timer =
+          loop.schedule(
+              () -> {
+                tt.timer = null;
+                if (trackers.contains(tt)) {
+                  completeFence(tt, Status.ERR_TIMEOUT);
+                }
+              },
+              timeout,
+              TimeUnit.SECONDS);
+    }
+    checkFence(t);
+  }
+
+  /**
+   * A connect or disconnect whose local participants have all arrived: done at once when every
+   * participant is local (4.2.2 does not involve the host then), else handed to the host's {@code
+   * connect}/{@code disconnect} with the fence's two appended infos. A host without the upcall
+   * answers NOT_SUPPORTED, which every local caller gets (4.2.2 answers only the last caller and
+   * leaves the others waiting forever; we do not copy that).
+   */
+  private void checkConnect(FenceTracker t) {
+    if (t.local) {
+      completeFence(t, t.localStatus);
+      return;
+    }
+    t.hostCalled = true;
+    List<Info> info = new ArrayList<>(t.info == null ? List.of() : t.info);
+    info.add(Info.of(Keys.SORTED_PROC_ARRAY, Value.of(true)));
+    info.add(Info.of(Keys.LOCAL_COLLECTIVE_STATUS, Value.status(t.localStatus)));
+    List<Proc> procs = t.procs;
+    List<Info> hostInfo = List.copyOf(info);
+    boolean connect = t.type == Command.CONNECTNB;
+    callHost(
+        () -> connect ? host.connect(procs, hostInfo) : host.disconnect(procs, hostInfo),
+        (x, failure) -> {
+          if (trackers.contains(t)) {
+            completeFence(t, failure == null ? Status.SUCCESS : failure);
+          }
+        });
+  }
+
+  /**
+   * The successful CONNECTNB reply (4.2.2's {@code _cnct}): to each local caller its status, then
+   * one BYTE_OBJECT per distinct namespace among the local callers other than the caller's own,
+   * holding the namespace's name and its job data as KVAL units (what a REQ reply carries after
+   * the name). A namespace this server holds no job data for (a tool's) gets no blob.
+   */
+  private void replyConnected(FenceTracker t) {
+    List<String> nspaces = new ArrayList<>();
+    for (FenceTracker.Arrival a : t.arrived) {
+      if (!nspaces.contains(a.peer().proc.nspace())) {
+        nspaces.add(a.peer().proc.nspace());
+      }
+    }
+    for (FenceTracker.Arrival a : t.arrived) {
+      Peer peer = a.peer();
+      send(
+          peer,
+          a.tag(),
+          w -> {
+            w.packStatus(Status.SUCCESS);
+            for (String other : nspaces) {
+              if (other.equals(peer.proc.nspace())) {
+                continue;
+              }
+              Namespace ns = namespaces.get(other);
+              if (ns == null || !ns.registered) {
+                continue;
+              }
+              JobData jd = ns.jobData(options.hostname());
+              ByteBuf blob = peer.channel.alloc().buffer();
+              try {
+                PmixWriter bw = new PmixWriter(blob, w.format());
+                bw.packString(other);
+                jd.writeReplyBody(bw, peer.channel.alloc());
+                w.pack(Value.of(ByteBufUtil.getBytes(blob)));
+              } finally {
+                blob.release();
+              }
+            }
+          });
     }
   }
 

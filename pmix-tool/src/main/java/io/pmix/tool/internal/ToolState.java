@@ -364,37 +364,12 @@ public final class ToolState implements LibraryState {
   // Spawn, job control
 
   /**
-   * Asks the server (and its host) to start a job; completes with its namespace. A missing working
-   * directory is filled in with this process's, and an empty argv with the command, as C does. The
-   * new job's data in the reply goes to the peer store, so gets of it are local.
+   * Asks the server (and its host) to start a job; completes with its namespace. The apps are
+   * completed as C completes them (working directory, argv[0]) and the new job's data in the reply
+   * goes to the peer store, so gets of it are local: the connector's shared spawn.
    */
   public CompletableFuture<String> spawn(List<Value.App> apps, List<Info> jobInfo) {
-    if (apps.isEmpty()) {
-      throw new IllegalArgumentException("nothing to spawn");
-    }
-    List<Value.App> filled = new ArrayList<>();
-    String cwd = System.getProperty("user.dir");
-    for (Value.App a : apps) {
-      requireNonNull(a, "app");
-      if (a.cmd() == null || a.cmd().isEmpty()) {
-        throw new IllegalArgumentException("an app needs a command");
-      }
-      List<String> argv = a.argv().isEmpty() ? List.of(a.cmd()) : a.argv();
-      filled.add(
-          new Value.App(a.cmd(), argv, a.env(), a.cwd() == null ? cwd : a.cwd(), a.maxprocs(), a.info()));
-    }
-    List<Info> ji = List.copyOf(jobInfo);
-    return session.request(
-        () -> session.messages().spawn(ji, filled),
-        r -> {
-          Messages.checkStatus(r, "spawn");
-          String nspace = r.hasRemaining() ? r.unpackString() : null;
-          if (nspace == null || nspace.isEmpty()) {
-            throw new PmixException(Status.ERR_BAD_PARAM, "spawn reply without a namespace");
-          }
-          session.store().ingestJobData(nspace, r);
-          return nspace;
-        });
+    return session.spawn(apps, jobInfo);
   }
 
   /** Job control ({@code pmix.jctrl.*} directives) over {@code targets}; the host's answer. */

@@ -1077,6 +1077,130 @@ public final class ConnectorSession {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Spawn, connect, disconnect
+
+  /**
+   * Asks the server (and its host) to start a job; completes with its namespace. The apps are
+   * first completed as {@code PMIx_Spawn_nb} of 4.2.2 completes them (see {@link #fillApp}). The
+   * new job's data in the reply goes to the store, so gets of it are local.
+   *
+   * @throws IllegalArgumentException if there is no app, or an app has no command
+   */
+  public CompletableFuture<String> spawn(List<Value.App> apps, List<Info> jobInfo) {
+    if (apps.isEmpty()) {
+      throw new IllegalArgumentException("nothing to spawn");
+    }
+    String cwd = System.getProperty("user.dir");
+    List<Value.App> filled = new ArrayList<>();
+    for (Value.App a : apps) {
+      filled.add(fillApp(requireNonNull(a, "app"), cwd));
+    }
+    List<Info> ji = List.copyOf(jobInfo);
+    return request(
+        () -> messages.spawn(ji, filled),
+        r -> {
+          Messages.checkStatus(r, "spawn");
+          String nspace = r.hasRemaining() ? r.unpackString() : null;
+          if (nspace == null || nspace.isEmpty()) {
+            throw new PmixException(Status.ERR_BAD_PARAM, "spawn reply without a namespace");
+          }
+          store().ingestJobData(nspace, r);
+          return nspace;
+        });
+  }
+
+  /**
+   * What the 4.2.2 client does to an app before packing it: a missing working directory becomes
+   * {@code cwd}; an empty argv becomes the basename of the command; an argv whose first element's
+   * basename differs from the command's gets the command's basename prepended. (The C client also
+   * expands {@code pmix.setup.env} through its programming-model plugins; that is not done here.)
+   *
+   * @throws IllegalArgumentException if the app has no command (C refuses an app with neither
+   *     command nor argv; one with argv only crashes it)
+   */
+  static Value.App fillApp(Value.App a, String cwd) {
+    String cmd = a.cmd();
+    if (cmd == null || cmd.isEmpty()) {
+      throw new IllegalArgumentException("an app needs a command");
+    }
+    String base = basename(cmd);
+    List<String> argv;
+    if (a.argv().isEmpty()) {
+      argv = List.of(base);
+    } else if (!basename(a.argv().get(0)).equals(base)) {
+      argv = ImmutableList.<String>builder().add(base).addAll(a.argv()).build();
+    } else {
+      argv = a.argv();
+    }
+    return new Value.App(cmd, argv, a.env(), a.cwd() == null ? cwd : a.cwd(), a.maxprocs(), a.info());
+  }
+
+  /** The last path element, trailing slashes ignored, as {@code pmix_basename} gives it. */
+  static String basename(String path) {
+    String p = path;
+    while (p.length() > 1 && p.endsWith("/")) {
+      p = p.substring(0, p.length() - 1);
+    }
+    int i = p.lastIndexOf('/');
+    return i < 0 || p.length() == 1 ? p : p.substring(i + 1);
+  }
+
+  /**
+   * CONNECTNB over {@code procs}: completes once every participant has connected (a collective
+   * the server and its host run). The reply carries the job data of the other namespaces among
+   * the server's local participants, which goes to the store so their job keys are local gets;
+   * this is read even when the status is an error, as C does, and the status decides.
+   *
+   * @throws IllegalArgumentException if {@code procs} is empty (C: PMIX_ERR_BAD_PARAM)
+   */
+  public CompletableFuture<Void> connect(List<Proc> procs, List<Info> directives) {
+    List<Proc> ps = List.copyOf(procs);
+    List<Info> ds = List.copyOf(directives);
+    if (ps.isEmpty()) {
+      throw new IllegalArgumentException("connect needs at least one proc");
+    }
+    return request(
+        () -> messages.connect(Command.CONNECTNB, ps, ds),
+        r -> {
+          Status s = Messages.status(r);
+          Messages.connectBlobs(r, store(), messages.format());
+          if (!s.isSuccess()) {
+            throw new PmixException(s, "connect");
+          }
+          return null;
+        });
+  }
+
+  /**
+   * DISCONNECTNB over {@code procs}. As the 4.2.2 client does before it sends anything, the job
+   * and process data held for every other namespace named in {@code procs} is dropped.
+   *
+   * @throws IllegalArgumentException if {@code procs} is empty (C: PMIX_ERR_BAD_PARAM)
+   */
+  public CompletableFuture<Void> disconnect(List<Proc> procs, List<Info> directives) {
+    List<Proc> ps = List.copyOf(procs);
+    List<Info> ds = List.copyOf(directives);
+    if (ps.isEmpty()) {
+      throw new IllegalArgumentException("disconnect needs at least one proc");
+    }
+    return request(
+        () -> {
+          for (Proc p : ps) {
+            store().forgetNamespace(p.nspace());
+          }
+          return messages.connect(Command.DISCONNECTNB, ps, ds);
+        },
+        r -> {
+          Status s = Messages.status(r);
+          Messages.connectBlobs(r, store(), messages.format());
+          if (!s.isSuccess()) {
+            throw new PmixException(s, "disconnect");
+          }
+          return null;
+        });
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // I/O forwarding
 
   /**

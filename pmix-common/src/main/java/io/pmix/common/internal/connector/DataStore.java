@@ -142,6 +142,19 @@ public final class DataStore {
     own.clear();
   }
 
+  /**
+   * Drops everything held for another namespace: its job data and its processes' data. What C's
+   * disconnect does (PMIX_GDS_DEL_NSPACE) for each namespace it disconnects from; this process's
+   * own namespace is never dropped.
+   */
+  public void forgetNamespace(String nspace) {
+    if (nspace.equals(me.nspace())) {
+      return;
+    }
+    namespaces.remove(nspace);
+    peers.keySet().removeIf(p -> p.nspace().equals(nspace));
+  }
+
   /** Records one of this process's own values (every scope; reserved keys included). */
   public void putOwn(String key, Value value) {
     own.put(key, value);

@@ -1,7 +1,9 @@
 package io.pmix.common.internal.connector;
 
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.pmix.common.DataRange;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -216,6 +218,21 @@ public final class Messages {
     return w.buffer();
   }
 
+  /**
+   * CONNECTNB or DISCONNECTNB (the same layout, that of a fence): SIZE nprocs, PROC[nprocs],
+   * SIZE ninfo, [INFO[ninfo]] (commands.md section 4; {@code pmix_client_connect.c} at v4.2.2).
+   */
+  public ByteBuf connect(Command cmd, List<Proc> procs, List<Info> directives) {
+    if (cmd != Command.CONNECTNB && cmd != Command.DISCONNECTNB) {
+      throw new IllegalArgumentException("not a connect command: " + cmd);
+    }
+    PmixWriter w = start(cmd);
+    w.packSize(procs.size());
+    w.pack(DataType.PROC, procs);
+    infos(w, directives);
+    return w.buffer();
+  }
+
   /** JOB_CONTROL: SIZE ntargets, [PROC[ntargets]], SIZE ndirs, [INFO[ndirs]] (capture 9.2). */
   public ByteBuf jobControl(List<Proc> targets, List<Info> directives) {
     PmixWriter w = start(Command.JOB_CONTROL);
@@ -300,6 +317,30 @@ public final class Messages {
     if (!s.isSuccess()) {
       throw new PmixException(s, what);
     }
+  }
+
+  /**
+   * The rest of a CONNECTNB (or DISCONNECTNB) reply after its status: BYTE_OBJECT units until the
+   * end, each holding a STRING namespace and that namespace's job data as KVAL units (the stream
+   * of a REQ reply). Every blob goes to {@code store}. C reads them whatever the status was, so
+   * this does too; a server that sends none (DISCONNECTNB, or a failure) is fine.
+   *
+   * @return the namespaces whose job data arrived, in order
+   */
+  @CanIgnoreReturnValue
+  public static List<String> connectBlobs(PmixReader r, DataStore store, WireFormat format) {
+    List<String> out = new ArrayList<>();
+    while (r.hasRemaining()) {
+      byte[] blob = r.unpackOne(DataType.BYTE_OBJECT).asBytes();
+      PmixReader br = new PmixReader(Unpooled.wrappedBuffer(blob), format);
+      String nspace = br.unpackString();
+      if (nspace == null || nspace.isEmpty()) {
+        throw new PmixException(Status.ERR_BAD_PARAM, "connect reply blob without a namespace");
+      }
+      store.ingestJobData(nspace, br);
+      out.add(nspace);
+    }
+    return out;
   }
 
   /** LOOKUPNB reply after its status: SIZE n, then PDATA[n]. */
