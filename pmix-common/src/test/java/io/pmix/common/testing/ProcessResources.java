@@ -186,8 +186,9 @@ public final class ProcessResources {
       }
       sleep(200);
     }
-    fail("threads alive that were not before the cycles: "
-        + extra.stream().map(Thread::getName).sorted().collect(Collectors.toList()));
+    fail(extra.size() + " threads alive that were not before the cycles, by name: "
+        + extra.stream()
+            .collect(Collectors.groupingBy(Thread::getName, TreeMap::new, Collectors.counting())));
   }
 
   /**
@@ -214,8 +215,8 @@ public final class ProcessResources {
         diff.put(fdNumber(e), "- " + e);
       }
     }
-    fail("open descriptors: " + baseline.size() + " before, " + now.size() + " after; changed: "
-        + diff.values());
+    fail("open descriptors: " + baseline.size() + " before, " + now.size() + " after; changed"
+        + " (first 20): " + diff.values().stream().limit(20).toList());
   }
 
   private static void sleep(long ms) {
