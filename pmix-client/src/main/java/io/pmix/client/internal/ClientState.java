@@ -353,6 +353,11 @@ public final class ClientState implements LibraryState {
   }
 
   @Override
+  public Map<String, Object> resources() {
+    return session.resources();
+  }
+
+  @Override
   public Map<String, Long> bookkeeping() {
     return session.bookkeeping(
         m -> {

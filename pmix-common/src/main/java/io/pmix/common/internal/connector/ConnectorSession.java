@@ -1428,6 +1428,47 @@ public final class ConnectorSession {
     return bookkeepingNow(more);
   }
 
+  /**
+   * The objects this cycle owns, by name: the event loop group and its loop, the callback
+   * executor, each thread, and the connection's channel and the data store while they exist. For
+   * tests that hold them weakly across many cycles and check that nothing keeps a finished cycle
+   * reachable (a static registry, a listener left on a global, a thread-local of a dead thread).
+   * Answered on the progress thread while it runs, directly once it has stopped.
+   */
+  public Map<String, Object> resources() {
+    if (!terminated && !loop.inEventLoop()) {
+      CompletableFuture<Map<String, Object>> f = new CompletableFuture<>();
+      try {
+        loop.execute(() -> f.complete(resourcesNow()));
+        return f.get(THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException | ExecutionException | TimeoutException e) {
+        // Stopping meanwhile: fall through to a direct read.
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    return resourcesNow();
+  }
+
+  private Map<String, Object> resourcesNow() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("eventLoopGroup", group);
+    m.put("eventLoop", loop);
+    m.put("callbackExecutor", callbacks);
+    for (Thread t : threads) {
+      m.put("thread " + t.getName(), t);
+    }
+    Channel ch = channel;
+    if (ch != null) {
+      m.put("channel", ch);
+    }
+    DataStore s = store;
+    if (s != null) {
+      m.put("dataStore", s);
+    }
+    return m;
+  }
+
   private Map<String, Long> bookkeepingNow(Consumer<Map<String, Long>> more) {
     Map<String, Long> m = new LinkedHashMap<>();
     long alive = threads.stream().filter(Thread::isAlive).count();

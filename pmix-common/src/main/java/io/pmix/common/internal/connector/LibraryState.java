@@ -30,4 +30,12 @@ public interface LibraryState {
    * contract asserts exactly that.
    */
   Map<String, Long> bookkeeping();
+
+  /**
+   * The objects this cycle owns (its state object aside), by name, for tests that hold them weakly
+   * and check that a finished cycle becomes unreachable. Default: none listed.
+   */
+  default Map<String, Object> resources() {
+    return Map.of();
+  }
 }
