@@ -27,11 +27,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The publish/lookup rules of {@code spec/publish-lookup-dataserver.txt} as real OpenPMIx 4.2.2
- * C clients ({@code src/test/c/ds_client.c}) see them through our server: name collisions, {@code
- * NO_PERMISSIONS} against {@code NOT_FOUND}, two real users (processes started under other uids
- * with {@code setpriv}), a crashed job's names, the per-uid cap, and two {@code pmixrun} jobs
- * sharing a standalone {@code pmix-dataserver}. Every assertion is on the status or value libpmix
- * handed back to the C program.
+ * C clients ({@code src/test/c/ds_client.c}) see them through our server: name collisions (also
+ * as Open MPI's MPI_Publish_name meets them), {@code NO_PERMISSIONS} against {@code NOT_FOUND},
+ * two real users (processes started under other uids with {@code setpriv}), a crashed job's
+ * names, the per-uid cap, and two {@code pmixrun} jobs sharing a standalone {@code
+ * pmix-dataserver}. Every assertion is on the status or value libpmix (or libmpi) handed back to
+ * the C program.
  */
 class DataServiceIT {
   private static final Duration LIMIT = Duration.ofSeconds(60);
@@ -140,6 +141,29 @@ class DataServiceIT {
       Result l = answer(results(r, rank), "lookup", "ompi.svc", 0, "");
       assertFound("first", r.nspace(), l, r);
       assertEquals(0, l.publisherRank(), r::describe);
+    }
+  }
+
+  /**
+   * The same collision through Open MPI 4.1.4: the second MPI_Publish_name of a service name
+   * fails (Open MPI reports PMIX_ERR_DUPLICATE_KEY with the class MPI_ERR_INTERN; it has no
+   * more specific mapping), and every rank's MPI_Lookup_name still finds the first port.
+   */
+  @Test
+  void aSecondMpiPublishNameOfAServiceFails() throws Exception {
+    Path exe =
+        PmixRunIT.mpicc(
+            Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/mpi_publish_twice.c"));
+    JobResult r = pmix.server().job(2).slurmEnv(true).command(exe.toString()).run(LIMIT);
+    assertEquals(List.of(0, 0), r.exitCodes(), r::describe);
+    assertTrue(r.stdoutLines(0).contains("PUBLISH 0 0 MPI_SUCCESS: no errors"), r::describe);
+    String second =
+        r.stdoutLines(1).stream().filter(l -> l.startsWith("PUBLISH 1 ")).findFirst()
+            .orElseThrow(() -> new AssertionError(r.describe()));
+    assertTrue(!second.startsWith("PUBLISH 1 0 "), r::describe);
+    for (int rank = 0; rank < 2; rank++) {
+      assertTrue(r.stdoutLines(rank).contains("LOOKUP " + rank + " 0 port-of-rank-0"),
+          r::describe);
     }
   }
 
