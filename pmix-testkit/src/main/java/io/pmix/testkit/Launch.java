@@ -92,19 +92,6 @@ final class Launch {
         throw new IllegalArgumentException("no command");
       }
     }
-
-    /** A job of this process's user. */
-    Spec(
-        String nspace,
-        int nprocs,
-        List<String> argv,
-        Map<String, String> env,
-        @Nullable Path directory,
-        boolean slurmEnv,
-        @Nullable Duration timeout,
-        Output output) {
-      this(nspace, nprocs, argv, env, directory, slurmEnv, timeout, output, null);
-    }
   }
 
   /**

@@ -155,7 +155,8 @@ public final class PmixRun {
               null,
               slurm,
               o.timeout(),
-              new Launch.Output(false, out, errOut, o.tagOutput(), true));
+              new Launch.Output(false, out, errOut, o.tagOutput(), true),
+              null);
       Launch launch;
       try {
         launch = Launch.start(server, host, spec, new Messages(err, o.timeout()));

@@ -93,14 +93,14 @@ class DataServiceIT {
   }
 
   /** The answer to step {@code step} on {@code key}, the {@code nth} such (0 first). */
-  private static Result answer(List<Result> rs, String step, String key, int nth, String why) {
+  private static Result answer(List<Result> rs, String step, String key, int nth) {
     int seen = 0;
     for (Result x : rs) {
       if (x.step().equals(step) && x.key().equals(key) && seen++ == nth) {
         return x;
       }
     }
-    throw new AssertionError("no answer #" + nth + " to " + step + " " + key + " in " + rs + why);
+    throw new AssertionError("no answer #" + nth + " to " + step + " " + key + " in " + rs);
   }
 
   private static void assertStatus(Status want, Result got, JobResult job) {
@@ -135,10 +135,10 @@ class DataServiceIT {
                 "lookup:ompi.svc", "finalize")
             .run(LIMIT);
     assertEquals(List.of(0, 0), r.exitCodes(), r::describe);
-    assertStatus(Status.SUCCESS, answer(results(r, 0), "publish", "ompi.svc", 0, ""), r);
-    assertStatus(Status.ERR_DUPLICATE_KEY, answer(results(r, 1), "publish", "ompi.svc", 0, ""), r);
+    assertStatus(Status.SUCCESS, answer(results(r, 0), "publish", "ompi.svc", 0), r);
+    assertStatus(Status.ERR_DUPLICATE_KEY, answer(results(r, 1), "publish", "ompi.svc", 0), r);
     for (int rank = 0; rank < 2; rank++) {
-      Result l = answer(results(r, rank), "lookup", "ompi.svc", 0, "");
+      Result l = answer(results(r, rank), "lookup", "ompi.svc", 0);
       assertFound("first", r.nspace(), l, r);
       assertEquals(0, l.publisherRank(), r::describe);
     }
@@ -189,9 +189,9 @@ class DataServiceIT {
     JobResult ra = a.await(LIMIT);
     JobResult rb = b.await(LIMIT);
     assertTrue(ra.succeeded() && rb.succeeded(), () -> ra.describe() + rb.describe());
-    assertStatus(Status.SUCCESS, answer(results(rb, 0), "publish", "job.port", 0, ""), rb);
-    assertFound("port-a", ra.nspace(), answer(results(ra, 0), "lookup", "job.port", 0, ""), ra);
-    assertFound("port-b", rb.nspace(), answer(results(rb, 0), "lookup", "job.port", 0, ""), rb);
+    assertStatus(Status.SUCCESS, answer(results(rb, 0), "publish", "job.port", 0), rb);
+    assertFound("port-a", ra.nspace(), answer(results(ra, 0), "lookup", "job.port", 0), ra);
+    assertFound("port-b", rb.nspace(), answer(results(rb, 0), "lookup", "job.port", 0), rb);
   }
 
   /**
@@ -209,11 +209,11 @@ class DataServiceIT {
             .run(LIMIT);
     assertTrue(r.succeeded(), r::describe);
     List<Result> rs = results(r, 0);
-    assertStatus(Status.SUCCESS, answer(rs, "publish", "restricted", 0, ""), r);
-    assertStatus(Status.ERR_NO_PERMISSIONS, answer(rs, "lookup", "restricted", 0, ""), r);
-    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "nobody.published.this", 0, ""), r);
-    assertStatus(Status.SUCCESS, answer(rs, "unpublish", "restricted", 0, ""), r);
-    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "restricted", 1, ""), r);
+    assertStatus(Status.SUCCESS, answer(rs, "publish", "restricted", 0), r);
+    assertStatus(Status.ERR_NO_PERMISSIONS, answer(rs, "lookup", "restricted", 0), r);
+    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "nobody.published.this", 0), r);
+    assertStatus(Status.SUCCESS, answer(rs, "unpublish", "restricted", 0), r);
+    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "restricted", 1), r);
   }
 
   /**
@@ -265,27 +265,27 @@ class DataServiceIT {
         assertStatus(Status.SUCCESS, x, ra);
       }
     }
-    assertStatus(Status.ERR_NO_PERMISSIONS, answer(bs, "lookup", "a.private", 0, ""), rb);
-    assertFound("a-for-b", ra.nspace(), answer(bs, "lookup", "a.shared", 0, ""), rb);
-    assertStatus(Status.SUCCESS, answer(bs, "unpublish", "a.private", 0, ""), rb);
-    assertStatus(Status.SUCCESS, answer(bs, "unpublish", "a.shared", 0, ""), rb);
-    assertFound("a-for-b", ra.nspace(), answer(bs, "lookup", "a.shared", 1, ""), rb);
-    assertStatus(Status.ERR_DUPLICATE_KEY, answer(bs, "publish", "a.shared", 0, ""), rb);
+    assertStatus(Status.ERR_NO_PERMISSIONS, answer(bs, "lookup", "a.private", 0), rb);
+    assertFound("a-for-b", ra.nspace(), answer(bs, "lookup", "a.shared", 0), rb);
+    assertStatus(Status.SUCCESS, answer(bs, "unpublish", "a.private", 0), rb);
+    assertStatus(Status.SUCCESS, answer(bs, "unpublish", "a.shared", 0), rb);
+    assertFound("a-for-b", ra.nspace(), answer(bs, "lookup", "a.shared", 1), rb);
+    assertStatus(Status.ERR_DUPLICATE_KEY, answer(bs, "publish", "a.shared", 0), rb);
     for (int i = 1; i <= 4; i++) {
-      assertStatus(Status.SUCCESS, answer(bs, "publish-size", "b.big" + i, 0, ""), rb);
+      assertStatus(Status.SUCCESS, answer(bs, "publish-size", "b.big" + i, 0), rb);
     }
     // The fourth went over the cap: B's least recently used item went, not one of A's.
-    assertStatus(Status.ERR_NOT_FOUND, answer(bs, "lookup", "b.big1", 0, ""), rb);
-    assertFound("len=1000", rb.nspace(), answer(bs, "lookup", "b.big4", 0, ""), rb);
-    assertStatus(Status.ERR_OUT_OF_RESOURCE, answer(bs, "publish-size", "b.huge", 0, ""), rb);
-    assertStatus(Status.ERR_NOT_FOUND, answer(bs, "lookup", "b.huge", 0, ""), rb);
-    assertFound("len=1000", rb.nspace(), answer(bs, "lookup", "b.big2", 0, ""), rb);
-    assertFound("len=1000", rb.nspace(), answer(bs, "lookup", "b.big4", 1, ""), rb);
+    assertStatus(Status.ERR_NOT_FOUND, answer(bs, "lookup", "b.big1", 0), rb);
+    assertFound("len=1000", rb.nspace(), answer(bs, "lookup", "b.big4", 0), rb);
+    assertStatus(Status.ERR_OUT_OF_RESOURCE, answer(bs, "publish-size", "b.huge", 0), rb);
+    assertStatus(Status.ERR_NOT_FOUND, answer(bs, "lookup", "b.huge", 0), rb);
+    assertFound("len=1000", rb.nspace(), answer(bs, "lookup", "b.big2", 0), rb);
+    assertFound("len=1000", rb.nspace(), answer(bs, "lookup", "b.big4", 1), rb);
     // A, after all of that, still has every item it published.
-    assertFound("a-secret", ra.nspace(), answer(as, "lookup", "a.private", 0, ""), ra);
-    assertFound("a-for-b", ra.nspace(), answer(as, "lookup", "a.shared", 0, ""), ra);
-    assertFound("len=1000", ra.nspace(), answer(as, "lookup", "a.big1", 0, ""), ra);
-    assertFound("len=1000", ra.nspace(), answer(as, "lookup", "a.big2", 0, ""), ra);
+    assertFound("a-secret", ra.nspace(), answer(as, "lookup", "a.private", 0), ra);
+    assertFound("a-for-b", ra.nspace(), answer(as, "lookup", "a.shared", 0), ra);
+    assertFound("len=1000", ra.nspace(), answer(as, "lookup", "a.big1", 0), ra);
+    assertFound("len=1000", ra.nspace(), answer(as, "lookup", "a.big2", 0), ra);
   }
 
   /**
@@ -303,12 +303,12 @@ class DataServiceIT {
             .run(LIMIT);
     assertTrue(r.succeeded(), r::describe);
     List<Result> rs = results(r, 0);
-    assertStatus(Status.SUCCESS, answer(rs, "publish-size", "keep1", 0, ""), r);
-    assertStatus(Status.SUCCESS, answer(rs, "publish-size", "keep2", 0, ""), r);
-    assertStatus(Status.ERR_OUT_OF_RESOURCE, answer(rs, "publish-size", "huge", 0, ""), r);
-    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "huge", 0, ""), r);
-    assertFound("len=1000", r.nspace(), answer(rs, "lookup", "keep1", 0, ""), r);
-    assertFound("len=1000", r.nspace(), answer(rs, "lookup", "keep2", 0, ""), r);
+    assertStatus(Status.SUCCESS, answer(rs, "publish-size", "keep1", 0), r);
+    assertStatus(Status.SUCCESS, answer(rs, "publish-size", "keep2", 0), r);
+    assertStatus(Status.ERR_OUT_OF_RESOURCE, answer(rs, "publish-size", "huge", 0), r);
+    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "huge", 0), r);
+    assertFound("len=1000", r.nspace(), answer(rs, "lookup", "keep1", 0), r);
+    assertFound("len=1000", r.nspace(), answer(rs, "lookup", "keep2", 0), r);
   }
 
   /**
@@ -323,16 +323,16 @@ class DataServiceIT {
         server.job(1).command(client(), "publish:svc.name=gen1", "lookup:svc.name", "kill").run(LIMIT);
     assertTrue(crashed.exitCode(0) != 0, crashed::describe);
     assertFound("gen1", crashed.nspace(),
-        answer(results(crashed, 0), "lookup", "svc.name", 0, ""), crashed);
+        answer(results(crashed, 0), "lookup", "svc.name", 0), crashed);
     JobResult next =
         server.job(1).command(client(),
                 "lookup:svc.name", "publish:svc.name=gen2", "lookup:svc.name", "finalize")
             .run(LIMIT);
     assertTrue(next.succeeded(), next::describe);
     List<Result> rs = results(next, 0);
-    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "svc.name", 0, ""), next);
-    assertStatus(Status.SUCCESS, answer(rs, "publish", "svc.name", 0, ""), next);
-    assertFound("gen2", next.nspace(), answer(rs, "lookup", "svc.name", 1, ""), next);
+    assertStatus(Status.ERR_NOT_FOUND, answer(rs, "lookup", "svc.name", 0), next);
+    assertStatus(Status.SUCCESS, answer(rs, "publish", "svc.name", 0), next);
+    assertFound("gen2", next.nspace(), answer(rs, "lookup", "svc.name", 1), next);
   }
 
   /**
@@ -353,7 +353,7 @@ class DataServiceIT {
             .run(LIMIT);
     assertEquals(Status.of(7), crashed.abort().orElseThrow(() -> new AssertionError(
         crashed.describe())).status(), crashed::describe);
-    assertStatus(Status.SUCCESS, answer(results(crashed, 0), "publish", "svc.name", 0, ""), crashed);
+    assertStatus(Status.SUCCESS, answer(results(crashed, 0), "publish", "svc.name", 0), crashed);
 
     JobResult stranger =
         server.job(1).user(USER_B, USER_B).command(client(),
@@ -362,10 +362,10 @@ class DataServiceIT {
             .run(LIMIT);
     assertTrue(stranger.succeeded(), stranger::describe);
     List<Result> ss = results(stranger, 0);
-    assertFound("gen1", crashed.nspace(), answer(ss, "lookup", "svc.name", 0, ""), stranger);
-    assertStatus(Status.SUCCESS, answer(ss, "unpublish", "svc.name", 0, ""), stranger);
-    assertFound("gen1", crashed.nspace(), answer(ss, "lookup", "svc.name", 1, ""), stranger);
-    assertStatus(Status.ERR_DUPLICATE_KEY, answer(ss, "publish", "svc.name", 0, ""), stranger);
+    assertFound("gen1", crashed.nspace(), answer(ss, "lookup", "svc.name", 0), stranger);
+    assertStatus(Status.SUCCESS, answer(ss, "unpublish", "svc.name", 0), stranger);
+    assertFound("gen1", crashed.nspace(), answer(ss, "lookup", "svc.name", 1), stranger);
+    assertStatus(Status.ERR_DUPLICATE_KEY, answer(ss, "publish", "svc.name", 0), stranger);
 
     JobResult next =
         server.job(1).command(client(),
@@ -377,13 +377,13 @@ class DataServiceIT {
             .run(LIMIT);
     assertTrue(next.succeeded(), next::describe);
     List<Result> rs = results(next, 0);
-    assertFound("gen1", crashed.nspace(), answer(rs, "lookup", "svc.name", 0, ""), next);
-    assertStatus(Status.ERR_DUPLICATE_KEY, answer(rs, "publish", "svc.name", 0, ""), next);
-    assertStatus(Status.SUCCESS, answer(rs, "unpublish", "svc.name", 0, ""), next);
-    assertStatus(Status.SUCCESS, answer(rs, "publish", "svc.name", 1, ""), next);
-    assertFound("gen2", next.nspace(), answer(rs, "lookup", "svc.name", 1, ""), next);
-    assertStatus(Status.SUCCESS, answer(rs, "publish", "svc.name", 2, ""), next);
-    assertFound("gen3", next.nspace(), answer(rs, "lookup", "svc.name", 2, ""), next);
+    assertFound("gen1", crashed.nspace(), answer(rs, "lookup", "svc.name", 0), next);
+    assertStatus(Status.ERR_DUPLICATE_KEY, answer(rs, "publish", "svc.name", 0), next);
+    assertStatus(Status.SUCCESS, answer(rs, "unpublish", "svc.name", 0), next);
+    assertStatus(Status.SUCCESS, answer(rs, "publish", "svc.name", 1), next);
+    assertFound("gen2", next.nspace(), answer(rs, "lookup", "svc.name", 1), next);
+    assertStatus(Status.SUCCESS, answer(rs, "publish", "svc.name", 2), next);
+    assertFound("gen3", next.nspace(), answer(rs, "lookup", "svc.name", 2), next);
   }
 
   /**
