@@ -45,3 +45,24 @@ testkit_setup() {
   [ -n "${JAVA_HOME:-}" ] && java_cmd="$JAVA_HOME/bin/java"
   return 0
 }
+
+# testkit_snapshot ME DIR: after testkit_setup, copies every entry of testkit_cp into DIR (emptied
+# first) and sets snap_cp to the copies. For benchmarks: a build running meanwhile in this work
+# tree (mvn package/install) rewrites target/*.jar under a running JVM, which then fails to load
+# classes (seen: NoClassDefFoundError in pmixrun's job thread and a job that never ends); the copy
+# also keeps every run of a sitting on the same code. DIR must be absolute.
+testkit_snapshot() {
+  local me="$1" dir="$2" entry dest i=0
+  local -a entries
+  rm -rf "$dir"
+  mkdir -p "$dir" || return 1
+  snap_cp=""
+  IFS=: read -r -a entries <<< "$testkit_cp"
+  for entry in "${entries[@]}"; do
+    i=$((i + 1))
+    dest="$dir/$i-$(basename "$entry")"
+    cp -r "$entry" "$dest" || { echo "$me: cannot copy $entry" >&2; return 1; }
+    snap_cp="${snap_cp:+$snap_cp:}$dest"
+  done
+  return 0
+}

@@ -53,6 +53,7 @@ public final class JobBuilder {
   private @Nullable Duration timeout;
   private boolean slurmEnv;
   private boolean echo;
+  private Launch.@Nullable User user;
 
   JobBuilder(TestingPmixServer owner, int nprocs, boolean echo) {
     checkArgument(nprocs >= 1 && nprocs <= 65535, "nprocs must be 1 to 65535: %s", nprocs);
@@ -199,6 +200,21 @@ public final class JobBuilder {
   }
 
   /**
+   * Run every process as user {@code uid} and group {@code gid} (no supplementary groups)
+   * instead of as this JVM's user: the job is registered with these ids, so they are what the
+   * server authenticates and what the host's publish/lookup rules see, and each process is
+   * started through {@code setpriv --reuid=UID --regid=GID --clear-groups} (util-linux), which
+   * needs this JVM to run as root. Numeric ids need no passwd entry. The program, the working
+   * directory and the server's {@linkplain TestingPmixServer#tmpdir temporary directory} (created
+   * {@code rwxr-xr-x}) must be reachable by that user; the kit's compiled C programs are.
+   */
+  @CanIgnoreReturnValue
+  public JobBuilder user(int uid, int gid) {
+    this.user = new Launch.User(uid, gid);
+    return this;
+  }
+
+  /**
    * Also copy the processes' output to this JVM's stdout and stderr, each line tagged {@code
    * [nspace,rank]<stdout>: } (default: the server's {@link TestingPmixServer.Builder#echoOutput}).
    * Output is captured for the {@link JobResult} either way.
@@ -216,7 +232,7 @@ public final class JobBuilder {
    * @throws IllegalStateException if nothing to run was given, or the processes cannot start
    */
   public RunningJob start() {
-    return owner.launch(nprocs, argv(), env, directory, nspace, slurmEnv, timeout, echo);
+    return owner.launch(nprocs, argv(), env, directory, nspace, slurmEnv, timeout, echo, user);
   }
 
   /** {@link #start()}, then {@link RunningJob#await} with {@code timeout}. */

@@ -76,6 +76,7 @@ final class Launch {
    * @param output where output goes
    * @param jobInfo infos registered with the job in addition to the single-node job data (a
    *     spawned job's parent, say)
+   * @param user the user the processes run as, or null for this process's
    */
   record Spec(
       String nspace,
@@ -86,7 +87,8 @@ final class Launch {
       boolean slurmEnv,
       @Nullable Duration timeout,
       Output output,
-      List<Info> jobInfo) {
+      List<Info> jobInfo,
+      @Nullable User user) {
     Spec {
       requireNonNull(nspace, "nspace");
       argv = List.copyOf(argv);
@@ -95,19 +97,6 @@ final class Launch {
       if (argv.isEmpty()) {
         throw new IllegalArgumentException("no command");
       }
-    }
-
-    /** A spec without extra job infos. */
-    Spec(
-        String nspace,
-        int nprocs,
-        List<String> argv,
-        Map<String, String> env,
-        @Nullable Path directory,
-        boolean slurmEnv,
-        @Nullable Duration timeout,
-        Output output) {
-      this(nspace, nprocs, argv, env, directory, slurmEnv, timeout, output, List.of());
     }
   }
 
@@ -153,7 +142,28 @@ final class Launch {
         output,
         List.of(
             Info.of(Keys.PARENT_ID, parent),
-            Info.of(Keys.SPAWNED, io.pmix.common.Value.of(true))));
+            Info.of(Keys.SPAWNED, io.pmix.common.Value.of(true))),
+        null);
+  }
+
+  /**
+   * Another user for a job's processes: the job is registered with this uid and gid (the server
+   * checks that each client's socket belongs to the uid it was registered with), and each process
+   * is started through {@code setpriv --reuid=UID --regid=GID --clear-groups}, which needs root.
+   * Numeric ids need no passwd entry.
+   */
+  record User(int uid, int gid) {
+    /** The command that runs {@code argv} as this user. */
+    List<String> wrap(List<String> argv) {
+      List<String> l = new ArrayList<>();
+      l.add("setpriv");
+      l.add("--reuid=" + Integer.toUnsignedString(uid));
+      l.add("--regid=" + Integer.toUnsignedString(gid));
+      l.add("--clear-groups");
+      l.add("--");
+      l.addAll(argv);
+      return l;
+    }
   }
 
   /** What the launcher tells as it goes ({@code pmixrun} prints it). Called on the job thread. */
@@ -232,7 +242,8 @@ final class Launch {
 
   private void begin() throws IOException {
     String nspace = spec.nspace();
-    int[] ids = ids();
+    User user = spec.user();
+    int[] ids = user != null ? new int[] {user.uid(), user.gid()} : ids();
     Path wdir =
         (spec.directory() != null ? spec.directory() : Path.of("")).toAbsolutePath().normalize();
     host.addJob(nspace, ids[0], ids[1], this::onAbort); // refuses a namespace in use
@@ -288,7 +299,9 @@ final class Launch {
   }
 
   private void startRank(int r, Path wdir) throws IOException {
-    ProcessBuilder pb = new ProcessBuilder(spec.argv()).directory(wdir.toFile());
+    User user = spec.user();
+    List<String> argv = user != null ? user.wrap(spec.argv()) : spec.argv();
+    ProcessBuilder pb = new ProcessBuilder(argv).directory(wdir.toFile());
     Map<String, String> env = pb.environment();
     // Nothing inherited may point the child at another server; user tunables (PMIX_MCA_*) stay.
     env.keySet().removeIf(k -> k.startsWith("PMIX_") && !k.startsWith("PMIX_MCA_"));

@@ -161,7 +161,8 @@ public final class PmixRun {
       host.spawner(
           (requester, app, jobInfo) -> {
             String ns = "pmixrun-" + pid + "@" + jobSeq.incrementAndGet();
-            Launch c = Launch.start(srv, h, Launch.spawnSpec(ns, requester, app, spawnedOutput, o.timeout()), reporter);
+            Launch.Spec child = Launch.spawnSpec(ns, requester, app, spawnedOutput, o.timeout());
+            Launch c = Launch.start(srv, h, child, reporter);
             spawned.add(c);
             return ns;
           });
@@ -174,7 +175,9 @@ public final class PmixRun {
               null,
               slurm,
               o.timeout(),
-              new Launch.Output(false, out, errOut, o.tagOutput(), true));
+              new Launch.Output(false, out, errOut, o.tagOutput(), true),
+              List.of(),
+              null);
       Launch launch;
       try {
         launch = Launch.start(server, host, spec, reporter);

@@ -168,7 +168,8 @@ public final class TestingPmixServer implements AutoCloseable {
       @Nullable String nspace,
       boolean slurmEnv,
       @Nullable Duration timeout,
-      boolean echoOutput) {
+      boolean echoOutput,
+      Launch.@Nullable User user) {
     synchronized (this) {
       if (closed) {
         throw new IllegalStateException("the server is closed");
@@ -179,7 +180,8 @@ public final class TestingPmixServer implements AutoCloseable {
         echoOutput
             ? new Launch.Output(true, stdout, stderr, true, false)
             : Launch.Output.captureOnly();
-    Launch.Spec spec = new Launch.Spec(ns, nprocs, argv, env, directory, slurmEnv, timeout, out);
+    Launch.Spec spec =
+        new Launch.Spec(ns, nprocs, argv, env, directory, slurmEnv, timeout, out, List.of(), user);
     try {
       return start(spec);
     } catch (IOException e) {

@@ -373,7 +373,8 @@ class PmixRunIT {
     assertFalse(p.stderr().contains("FAILED"), p::describe);
   }
 
-  private static Path mpicc(Path src) throws IOException, InterruptedException {
+  /** Compiles an MPI program with mpicc into target/c-programs (DataServiceIT uses it too). */
+  static Path mpicc(Path src) throws IOException, InterruptedException {
     String name = src.getFileName().toString().replaceFirst("\\.c$", "");
     Path exe = Path.of(System.getProperty("basedir", ".")).resolve("target/c-programs/" + name);
     Files.createDirectories(exe.getParent());
