@@ -92,6 +92,22 @@ final class HostServerRun {
             "host-server-stderr");
     drain.setDaemon(true);
     drain.start();
+    // The server enforces its --timeout itself; this bounds a server that hangs regardless (a
+    // libpmix deadlock in PMIx_server_finalize was seen), so the test fails instead of hanging.
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                if (!p.waitFor(CProcess.scaled(timeout).toSeconds() + 60, TimeUnit.SECONDS)) {
+                  p.destroyForcibly();
+                }
+              } catch (InterruptedException e) {
+                p.destroyForcibly();
+              }
+            },
+            "host-server-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
     List<String> lines = new ArrayList<>();
     try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), UTF_8))) {
       for (String l; (l = r.readLine()) != null; ) {
