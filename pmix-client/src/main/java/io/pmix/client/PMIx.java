@@ -33,13 +33,20 @@ import org.jspecify.annotations.Nullable;
  * first init connects and only the matching last {@link #finalize} disconnects; it then stops the
  * library's threads and waits for them, so init may be called again at once and starts afresh.
  *
+ * <p>Start-up cost: a cold first init spends most of its time loading classes (Netty's above
+ * all), not talking to the server; a later init in the same JVM takes milliseconds. The library
+ * sets {@code io.netty.jfr.enabled=false} unless the application set it (Netty's JFR events
+ * cost about a quarter of a cold init), and an application class-data archive ({@code
+ * -XX:ArchiveClassesAtExit} once, then {@code -XX:SharedArchiveFile}) roughly halves what is
+ * left.
+ *
  * <h2>Threads and futures</h2>
  *
  * Every operation has a blocking form and a non-blocking {@code ...Async} form returning a {@link
  * CompletableFuture}; the blocking form waits for that future. Futures complete, and event
  * handlers ({@link EventHandler}, receiving {@link io.pmix.common.Event}s) run, on the library's
- * callback thread, never on its I/O (progress) thread and never under a library lock. Blocking calls made on the callback thread (from a handler or a dependent
- * stage of a future) throw {@link IllegalStateException} instead of deadlocking; use the
+ * callback thread, never on its I/O (progress) thread and never under a library lock. Blocking
+ * calls made on the callback thread (from a handler or a dependent stage of a future) throw {@link IllegalStateException} instead of deadlocking; use the
  * non-blocking forms there. All methods are thread-safe.
  *
  * <h2>Errors</h2>

@@ -32,6 +32,7 @@ import io.pmix.common.Value;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameEncoder;
+import io.pmix.common.internal.wire.NettyDefaults;
 import io.pmix.server.internal.PeerHandler;
 import io.pmix.server.internal.Rendezvous;
 import io.pmix.server.internal.ServerCore;
@@ -145,6 +146,7 @@ public final class PMIxServer implements AutoCloseable {
     if (state != State.NEW) {
       throw new IllegalStateException("server already " + state.name().toLowerCase(java.util.Locale.ROOT));
     }
+    NettyDefaults.apply();
     boolean epoll = options.preferEpoll() && Epoll.isAvailable();
     EventLoopGroup g =
         new MultiThreadIoEventLoopGroup(
