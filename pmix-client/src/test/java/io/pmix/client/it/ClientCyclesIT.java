@@ -10,16 +10,12 @@ import io.pmix.client.TeardownChecks;
 import io.pmix.client.internal.ClientHolder;
 import io.pmix.client.internal.ClientState;
 import io.pmix.common.Proc;
-import io.pmix.common.testing.CProcess;
 import io.pmix.common.testing.ProcessResources;
 import io.pmix.common.testing.ProcessResources.Snapshot;
 import java.lang.ref.WeakReference;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -40,8 +36,6 @@ import org.junit.jupiter.api.Test;
  * static buffers, JIT code) is in the baseline and not counted as growth.
  */
 class ClientCyclesIT {
-  private static final Pattern READY =
-      Pattern.compile("HOST READY nspace=(\\S+) .* tmpdir=(\\S+) uri=(\\S+) usec=.*");
 
   private static final int CYCLES = 1000;
   private static final int NESTED = 100;
@@ -59,28 +53,15 @@ class ClientCyclesIT {
    */
   private static final long HEAP_GROWTH_BOUND = 256 * 1024;
 
-  private static CProcess server;
+  private static HostServerRun.Standby server;
   private static Map<String, String> env;
   private static Proc rank0;
 
   @BeforeAll
   static void startServer() {
-    server =
-        CProcess.builder(HostServerRun.hostServer())
-            .args("-n", "1", "--timeout", "900", "--", "sleep", "900")
-            .name("pmix_host_server")
-            .start();
-    String line = server.readLine(Duration.ofSeconds(60));
-    Matcher m = READY.matcher(line);
-    assertTrue(m.matches(), line);
-    env = new HashMap<>();
-    env.put("PMIX_NAMESPACE", m.group(1));
-    env.put("PMIX_RANK", "0");
-    env.put("PMIX_SERVER_URI41", m.group(3));
-    env.put("PMIX_SECURITY_MODE", "native");
-    env.put("PMIX_GDS_MODULE", "hash");
-    env.put("PMIX_SERVER_TMPDIR", m.group(2));
-    rank0 = Proc.of(m.group(1), 0);
+    server = HostServerRun.standby(Duration.ofSeconds(900));
+    env = server.env();
+    rank0 = server.rank0();
   }
 
   @AfterAll

@@ -2,7 +2,6 @@ package io.pmix.client.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pmix.client.PMIx;
 import io.pmix.client.internal.ClientHolder;
@@ -12,14 +11,9 @@ import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Value;
 import io.pmix.common.internal.connector.LibraryHolder;
-import io.pmix.common.testing.CProcess;
 import io.pmix.common.testing.TeardownContract;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -28,29 +22,11 @@ import org.junit.jupiter.api.BeforeAll;
  * place of the job's only rank (whose launched child only sleeps), cycling and nesting inits.
  */
 class ClientServerTeardownIT extends TeardownContract<ClientState> {
-  private static final Pattern READY =
-      Pattern.compile("HOST READY nspace=(\\S+) .* tmpdir=(\\S+) uri=(\\S+) usec=.*");
-
-  private static CProcess server;
-  private static Map<String, String> env;
+  private static HostServerRun.Standby server;
 
   @BeforeAll
   static void startServer() {
-    server =
-        CProcess.builder(HostServerRun.hostServer())
-            .args("-n", "1", "--timeout", "600", "--", "sleep", "600")
-            .name("pmix_host_server")
-            .start();
-    String line = server.readLine(Duration.ofSeconds(60));
-    Matcher m = READY.matcher(line);
-    assertTrue(m.matches(), line);
-    env = new HashMap<>();
-    env.put("PMIX_NAMESPACE", m.group(1));
-    env.put("PMIX_RANK", "0");
-    env.put("PMIX_SERVER_URI41", m.group(3));
-    env.put("PMIX_SECURITY_MODE", "native");
-    env.put("PMIX_GDS_MODULE", "hash");
-    env.put("PMIX_SERVER_TMPDIR", m.group(2));
+    server = HostServerRun.standby(Duration.ofSeconds(600));
   }
 
   @AfterAll
@@ -67,7 +43,7 @@ class ClientServerTeardownIT extends TeardownContract<ClientState> {
 
   @Override
   protected void init() {
-    var unused = ClientHolder.init(env, List.of());
+    var unused = ClientHolder.init(server.env(), List.of());
   }
 
   @Override

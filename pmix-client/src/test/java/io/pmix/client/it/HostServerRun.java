@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pmix.common.Proc;
 import io.pmix.common.testing.CProcess;
 import io.pmix.common.testing.CPrograms;
 import java.io.BufferedReader;
@@ -13,9 +14,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Runs a job under the real C host server ({@code pmix_host_server.c} of pmix-testkit, compiled
@@ -54,6 +58,50 @@ final class HostServerRun {
     cmd.add(ClientMain.class.getName());
     Collections.addAll(cmd, steps);
     return cmd;
+  }
+
+  private static final Pattern READY =
+      Pattern.compile("HOST READY nspace=(\\S+) .* tmpdir=(\\S+) uri=(\\S+) usec=.*");
+
+  /**
+   * A C host server whose job of one has a launched child that only sleeps, so this JVM can
+   * connect in that child's place with {@link #env}: the environment the server gave the child.
+   *
+   * @param server the running server; closing the standby stops it
+   * @param env what a client of rank 0 finds in its environment
+   * @param rank0 the job's one process
+   */
+  record Standby(CProcess server, Map<String, String> env, Proc rank0) implements AutoCloseable {
+    @Override
+    public void close() {
+      server.close();
+    }
+  }
+
+  /** Starts a {@link Standby} server that ends itself after {@code lifetime}. */
+  static Standby standby(Duration lifetime) {
+    String secs = Long.toString(lifetime.toSeconds());
+    CProcess server =
+        CProcess.builder(hostServer())
+            .args("-n", "1", "--timeout", secs, "--", "sleep", secs)
+            .name("pmix_host_server")
+            .start();
+    String line = server.readLine(Duration.ofSeconds(60));
+    Matcher m = READY.matcher(line);
+    if (!m.matches()) {
+      server.close();
+      throw new AssertionError("unexpected first line of the host server: " + line);
+    }
+    Map<String, String> env = new HashMap<>();
+    env.put("PMIX_NAMESPACE", m.group(1));
+    env.put("PMIX_RANK", "0");
+    env.put("PMIX_SERVER_URI41", m.group(3));
+    env.put("PMIX_SERVER_URI4", m.group(3));
+    env.put("PMIX_SECURITY_MODE", "native");
+    env.put("PMIX_BFROP_BUFFER_TYPE", "PMIX_BFROP_BUFFER_NON_DESC");
+    env.put("PMIX_GDS_MODULE", "hash");
+    env.put("PMIX_SERVER_TMPDIR", m.group(2));
+    return new Standby(server, Map.copyOf(env), Proc.of(m.group(1), 0));
   }
 
   /** Runs {@code pmix_host_server -n N [serverArgs] -- command} and waits for it. */

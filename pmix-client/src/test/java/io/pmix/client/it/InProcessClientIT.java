@@ -15,16 +15,12 @@ import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
-import io.pmix.common.testing.CProcess;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,31 +31,13 @@ import org.junit.jupiter.api.Test;
  * child's place with the environment the server would have given it.
  */
 class InProcessClientIT {
-  private static final Pattern READY =
-      Pattern.compile("HOST READY nspace=(\\S+) .* tmpdir=(\\S+) uri=(\\S+) usec=.*");
-
-  private CProcess server;
+  private HostServerRun.Standby server;
   private Map<String, String> env;
 
   @BeforeEach
   void startServer() {
-    server =
-        CProcess.builder(HostServerRun.hostServer())
-            .args("-n", "1", "--timeout", "300", "--", "sleep", "300")
-            .name("pmix_host_server")
-            .start();
-    String line = server.readLine(Duration.ofSeconds(60));
-    Matcher m = READY.matcher(line);
-    assertTrue(m.matches(), line);
-    env = new HashMap<>();
-    env.put("PMIX_NAMESPACE", m.group(1));
-    env.put("PMIX_RANK", "0");
-    env.put("PMIX_SERVER_URI41", m.group(3));
-    env.put("PMIX_SERVER_URI4", m.group(3));
-    env.put("PMIX_SECURITY_MODE", "native");
-    env.put("PMIX_BFROP_BUFFER_TYPE", "PMIX_BFROP_BUFFER_NON_DESC");
-    env.put("PMIX_GDS_MODULE", "hash");
-    env.put("PMIX_SERVER_TMPDIR", m.group(2));
+    server = HostServerRun.standby(Duration.ofSeconds(300));
+    env = server.env();
   }
 
   @AfterEach
