@@ -1274,14 +1274,7 @@ public final class ServerCore {
   // ---- FENCE ----
 
   private void handleFence(Peer peer, int tag, PmixReader r) {
-    long n = r.unpackSize();
-    if (n < 1) {
-      throw new PmixException(Status.ERR_BAD_PARAM, "a fence needs at least one proc");
-    }
-    List<Proc> procs = new ArrayList<>();
-    for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
-      procs.add((Proc) v);
-    }
+    List<Proc> procs = readCollectiveProcs(r, Command.FENCENB);
     long ninfo = r.unpackSize();
     List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
     boolean collect = false;
@@ -1293,16 +1286,45 @@ public final class ServerCore {
         timeout = i.value().asLong();
       }
     }
+    arrive(Command.FENCENB, procs, info, collect, timeout, peer, tag);
+  }
+
+  /** The sorted participant array that FENCENB, CONNECTNB and DISCONNECTNB start with. */
+  private List<Proc> readCollectiveProcs(PmixReader r, Command type) {
+    long n = r.unpackSize();
+    if (n < 1) {
+      throw new PmixException(Status.ERR_BAD_PARAM, type + " needs at least one proc");
+    }
+    List<Proc> procs = new ArrayList<>();
+    for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
+      procs.add((Proc) v);
+    }
     procs.sort(PROC_ORDER);
+    return procs;
+  }
+
+  /**
+   * Counts {@code peer}'s arrival at the collective of {@code type} over {@code procs}, opening
+   * its tracker if it is the first, then checks whether the collective can go on. A fence's
+   * timeout stops mattering once the host has it; a connect's runs until the end, as in C.
+   */
+  private void arrive(
+      Command type,
+      List<Proc> procs,
+      List<Info> info,
+      boolean collect,
+      long timeout,
+      Peer peer,
+      int tag) {
     FenceTracker t = null;
     for (FenceTracker x : trackers) {
-      if (x.type == Command.FENCENB && x.procs.equals(procs)) {
+      if (x.type == type && x.procs.equals(procs)) {
         t = x;
         break;
       }
     }
     if (t == null) {
-      t = new FenceTracker(procs);
+      t = new FenceTracker(procs, type);
       t.collect = collect;
       computeTracker(t);
       trackers.add(t);
@@ -1321,13 +1343,14 @@ public final class ServerCore {
       t.localStatus = t.statusAfterDepartures();
     }
     t.contributed.add(peer.proc);
-    if (timeout > 0 && t.timer == null && !t.hostCalled) {
+    boolean stopsAtHost = type == Command.FENCENB;
+    if (timeout > 0 && t.timer == null && !(stopsAtHost && t.hostCalled)) {
       FenceTracker tt = t;
       t.timer =
           loop.schedule(
               () -> {
                 tt.timer = null;
-                if (trackers.contains(tt) && !tt.hostCalled) {
+                if (trackers.contains(tt) && !(stopsAtHost && tt.hostCalled)) {
                   completeFence(tt, Status.ERR_TIMEOUT);
                 }
               },
@@ -1472,14 +1495,7 @@ public final class ServerCore {
    * included, has not completed by then.
    */
   private void handleConnect(Peer peer, int tag, PmixReader r, Command type) {
-    long n = r.unpackSize();
-    if (n < 1) {
-      throw new PmixException(Status.ERR_BAD_PARAM, type + " needs at least one proc");
-    }
-    List<Proc> procs = new ArrayList<>();
-    for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
-      procs.add((Proc) v);
-    }
+    List<Proc> procs = readCollectiveProcs(r, type);
     long ninfo = r.unpackSize();
     List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
     long timeout = 0;
@@ -1491,44 +1507,7 @@ public final class ServerCore {
         }
       }
     }
-    procs.sort(PROC_ORDER);
-    FenceTracker t = null;
-    for (FenceTracker x : trackers) {
-      if (x.type == type && x.procs.equals(procs)) {
-        t = x;
-        break;
-      }
-    }
-    if (t == null) {
-      t = new FenceTracker(procs, type);
-      computeTracker(t);
-      trackers.add(t);
-    }
-    if (t.info == null) {
-      t.info = List.copyOf(info);
-    }
-    t.arrived.add(new FenceTracker.Arrival(peer, tag));
-    if (t.excluded.remove(peer.proc)) {
-      t.nlocal++;
-    }
-    if (t.departed.remove(peer.proc)) {
-      t.localStatus = t.statusAfterDepartures();
-    }
-    t.contributed.add(peer.proc);
-    if (timeout > 0 && t.timer == null) {
-      FenceTracker tt = t;
-      t.timer =
-          loop.schedule(
-              () -> {
-                tt.timer = null;
-                if (trackers.contains(tt)) {
-                  completeFence(tt, Status.ERR_TIMEOUT);
-                }
-              },
-              timeout,
-              TimeUnit.SECONDS);
-    }
-    checkFence(t);
+    arrive(type, procs, info, false, timeout, peer, tag);
   }
 
   /**
