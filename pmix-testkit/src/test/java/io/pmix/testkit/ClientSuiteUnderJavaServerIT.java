@@ -72,14 +72,18 @@ class ClientSuiteUnderJavaServerIT {
     }
   }
 
-  /** An explicit proc list in a fence, and the get directives optional, immediate, timeout. */
+  /**
+   * An explicit proc list in a fence, and the get directives optional, immediate, timeout. The
+   * fence after the gets keeps a rank from finalizing while its peer still waits for its data:
+   * our server answers such a wait NOT_FOUND as soon as the target has finalized.
+   */
   @Test
   void explicitFenceAndGetDirectives() {
     JobResult r =
         pmix.server()
             .job(2)
             .javaMain(ClientMain.class)
-            .args("init", "put", "commit", "fence-procs", "get-options", "finalize")
+            .args("init", "put", "commit", "fence-procs", "get-options", "fence", "finalize")
             .run(WAIT);
     assertTrue(r.succeeded(), r::describe);
     ClientReport rep = report(r);

@@ -147,7 +147,7 @@ class CHostServerIT {
             2,
             List.of(),
             HostServerRun.javaClient(
-                "init", "put", "commit", "fence-procs", "get-options", "finalize"),
+                "init", "put", "commit", "fence-procs", "get-options", "fence", "finalize"),
             TIMEOUT);
     run.assertSuccess();
     for (int r = 0; r < 2; r++) {
