@@ -79,7 +79,7 @@ final class Launched {
   /** The {@code name=value} lines of stdout. */
   Map<String, String> values() throws IOException {
     Map<String, String> m = new LinkedHashMap<>();
-    for (String line : stdout().split("\n")) {
+    for (String line : com.google.common.base.Splitter.on('\n').split(stdout())) {
       int eq = line.indexOf('=');
       if (eq > 0) {
         m.put(line.substring(0, eq), line.substring(eq + 1));

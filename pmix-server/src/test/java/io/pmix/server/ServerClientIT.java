@@ -41,10 +41,6 @@ class ServerClientIT {
     }
   }
 
-  private List<Launched> launchJob(String nspace, int n, String mode) throws Exception {
-    return launchJob(nspace, n, mode, BufferType.NON_DESC);
-  }
-
   private List<Launched> launchJob(String nspace, int n, String mode, BufferType type)
       throws Exception {
     server =

@@ -193,8 +193,9 @@ class ServerConnectTest {
     assertEquals(Status.SUCCESS, r.unpackStatus());
     assertEquals(2, blobJobSize(r, "b"));
     assertFalse(r.hasRemaining());
-    for (EmbeddedChannel ch : List.of(b0, b1)) {
-      r = reply(ch, ch == b0 ? 102 : 103);
+    for (int i = 0; i < 2; i++) {
+      EmbeddedChannel ch = i == 0 ? b0 : b1;
+      r = reply(ch, 102 + i);
       assertEquals(Status.SUCCESS, r.unpackStatus());
       assertEquals(1, blobJobSize(r, "a"));
       assertFalse(r.hasRemaining());
@@ -204,8 +205,10 @@ class ServerConnectTest {
     a0.writeInbound(request(104, DISCONNECTNB, procs, List.of()));
     b0.writeInbound(request(105, DISCONNECTNB, procs, List.of()));
     b1.writeInbound(request(106, DISCONNECTNB, procs, List.of()));
-    for (EmbeddedChannel ch : List.of(a0, b0, b1)) {
-      r = reply(ch, ch == a0 ? 104 : ch == b0 ? 105 : 106);
+    List<EmbeddedChannel> leavers = List.of(a0, b0, b1);
+    for (int i = 0; i < leavers.size(); i++) {
+      EmbeddedChannel ch = leavers.get(i);
+      r = reply(ch, 104 + i);
       assertEquals(Status.SUCCESS, r.unpackStatus());
       assertFalse(r.hasRemaining());
     }

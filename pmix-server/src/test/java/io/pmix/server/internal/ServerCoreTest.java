@@ -300,12 +300,12 @@ class ServerCoreTest {
       if (!m.matches()) {
         continue;
       }
-      String[] hex = m.group(1).split(" ");
+      List<String> hex = com.google.common.base.Splitter.on(' ').splitToList(m.group(1));
       if (m.group(2) != null) {
         // Cut string: length byte(s) from the dump, the text from the decoded comment, then NUL.
         Matcher t = Pattern.compile("'([^']*)'").matcher(m.group(3));
         assertTrue(t.find(), line);
-        out.write(Integer.parseInt(hex[0], 16));
+        out.write(Integer.parseInt(hex.get(0), 16));
         byte[] text = t.group(1).getBytes(StandardCharsets.UTF_8);
         out.write(text, 0, text.length);
         out.write(0);
