@@ -59,7 +59,7 @@ class ClientCyclesIT {
 
   @BeforeAll
   static void startServer() {
-    server = HostServerRun.standby(Duration.ofSeconds(900));
+    server = HostServerRun.standby(Duration.ofMinutes(15));
     env = server.env();
     rank0 = server.rank0();
   }

@@ -26,7 +26,7 @@ class ClientServerTeardownIT extends TeardownContract<ClientState> {
 
   @BeforeAll
   static void startServer() {
-    server = HostServerRun.standby(Duration.ofSeconds(600));
+    server = HostServerRun.standby(Duration.ofMinutes(10));
   }
 
   @AfterAll

@@ -36,7 +36,7 @@ class InProcessClientIT {
 
   @BeforeEach
   void startServer() {
-    server = HostServerRun.standby(Duration.ofSeconds(300));
+    server = HostServerRun.standby(Duration.ofMinutes(5));
     env = server.env();
   }
 
