@@ -43,6 +43,9 @@
  *              cached_event=), finalizes, inits again, registers for -31339 and waits a second
  *              (prints stale_event=, 0 when none came), then both fence and finalize
  *   hold       sync=held, then finalize (the test may deregister the namespace meanwhile)
+ *   dmodex     sync=ready, then put test.loc (local), test.glob (global), test.rem (remote) and
+ *              commit, sync=committed, then finalize (the test asks the server for the rank's
+ *              data on the host's behalf before and after the commit, or kills it at ready)
  *   cycles N [T]
  *              N times: (init,) register for event -31340, put test.cycle=<i>, commit, fence
  *              with data (PMIX_TIMEOUT T seconds if given), get test.cycle of every rank,
@@ -431,6 +434,15 @@ int main(int argc, char **argv)
 
     if (0 == strncmp(mode, "clone-", 6)) {
         return clone_parent(mode + 6);
+    }
+    if (0 == strcmp(mode, "dmodex")) {
+        sync_point("ready");
+        put_commit(40);
+        sync_point("committed");
+        rc = PMIx_Finalize(NULL, 0);
+        CHECK(90, rc, "PMIx_Finalize");
+        printf("done\n");
+        return 0;
     }
     if (0 == strcmp(mode, "hold")) {
         sync_point("held");

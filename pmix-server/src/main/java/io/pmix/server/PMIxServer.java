@@ -474,6 +474,71 @@ public final class PMIxServer implements AutoCloseable {
   }
 
   /**
+   * The data a local process committed for other nodes ({@code PMIx_server_dmodex_request}): what
+   * a host calls when another node's host asks it for {@code proc}'s data, and hands back as that
+   * node's {@link HostModule#directModex} answer. The bytes are the REMOTE-scope data (its REMOTE
+   * and GLOBAL puts) as bare KVAL units in the server's native encoding (commands.md 7.2); for
+   * {@code Proc.wildcard(nspace)} the namespace's job-level data.
+   *
+   * <p>If the process has not committed yet, or its namespace or rank is not registered here
+   * yet, the stage waits until it commits. It fails with a {@link PmixException} carrying:
+   *
+   * <ul>
+   *   <li>{@code PMIX_ERR_TIMEOUT} when the {@code pmix.timeout} directive (seconds) passes first;
+   *       without one it waits without limit, as the 4.2.2 call does;
+   *   <li>{@code PMIX_ERR_LOST_CONNECTION} when the process's last connection drops before it
+   *       finalized (4.2.2 never answers then);
+   *   <li>{@code PMIX_ERR_NOT_FOUND} at once for a rank that is not local to this server while
+   *       every local rank of its namespace is registered, and for the wildcard rank of an
+   *       unknown namespace (4.2.2 never answers either), or later when the rank or its
+   *       namespace is deregistered while the request waits;
+   *   <li>{@code PMIX_ERR_LOST_CONNECTION} when the server shuts down while it waits; {@code
+   *       PMIX_ERR_INIT} before {@link #start}, {@code PMIX_ERR_NOT_AVAILABLE} after {@link
+   *       #shutdown}.
+   * </ul>
+   *
+   * <p>The stage completes on the progress thread, like the other asynchronous forms: keep its
+   * continuations short or move them elsewhere.
+   *
+   * @param proc a process of this node, or the wildcard rank of a namespace
+   * @param directives {@code pmix.timeout}; others are ignored
+   * @throws IllegalArgumentException for rank UNDEF (no single process)
+   */
+  public CompletionStage<byte[]> dmodexRequest(Proc proc, List<Info> directives) {
+    requireNonNull(proc, "proc");
+    List<Info> copy = List.copyOf(directives);
+    if (proc.rank() == Proc.RANK_UNDEF) {
+      throw new IllegalArgumentException("rank UNDEF names no process: " + proc);
+    }
+    CompletableFuture<byte[]> f = new CompletableFuture<>();
+    State s;
+    synchronized (this) {
+      s = state;
+    }
+    if (s != State.RUNNING) {
+      Status why = s == State.NEW ? Status.ERR_INIT : Status.ERR_NOT_AVAILABLE;
+      f.completeExceptionally(new PmixException(why, "server not running"));
+      return f;
+    }
+    EventLoop el = requireNonNull(loop);
+    ServerCore c = requireNonNull(core);
+    try {
+      el.execute(
+          () -> {
+            try {
+              c.dmodexRequest(proc, copy, f);
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, "direct-modex request failed", e);
+              f.completeExceptionally(new PmixException(Status.ERROR, "direct-modex request", e));
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      f.completeExceptionally(new PmixException(Status.ERR_NOT_AVAILABLE, "server stopped", e));
+    }
+    return f;
+  }
+
+  /**
    * A snapshot of the peers, namespaces and ranks, taken on the progress thread at one instant
    * (see {@link ServerSnapshot}); from the progress thread itself it is taken at once.
    *

@@ -158,7 +158,12 @@ public record ServerSnapshot(
     /** An event kept for a target that has not registered for it yet; names target and source. */
     CACHED_NOTIFICATION,
     /** A fence in progress; names each participant entry (rank may be the wildcard). */
-    COLLECTIVE
+    COLLECTIVE,
+    /**
+     * The host's direct-modex request ({@link PMIxServer#dmodexRequest}) waiting for a process to
+     * commit; names that process. Held by the host, so its holder index is -1.
+     */
+    DMODEX_REQUEST
   }
 
   /**

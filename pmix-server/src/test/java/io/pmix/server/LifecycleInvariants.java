@@ -196,6 +196,12 @@ public final class LifecycleInvariants {
         case COLLECTIVE -> {
           // A fence in progress may name any namespace, local or not.
         }
+        case DMODEX_REQUEST -> {
+          // The host's request may name a process before its namespace is registered here.
+          if (e.quiescent) {
+            bad.add(ref + " left although no test process runs");
+          }
+        }
       }
     }
     return bad;

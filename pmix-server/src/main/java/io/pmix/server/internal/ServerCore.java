@@ -48,6 +48,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
@@ -478,12 +479,18 @@ public final class ServerCore {
     for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
       for (List<PendingGet> l : waits.values()) {
         for (PendingGet g : l) {
-          if (!g.done) {
-            refs.add(
-                new ServerSnapshot.Reference(
-                    ServerSnapshot.ReferenceKind.PENDING_GET, slotOf(g.requester),
-                    g.target.nspace(), g.target.rank()));
+          if (g.done) {
+            continue;
           }
+          Peer requester = g.requester();
+          refs.add(
+              requester == null
+                  ? new ServerSnapshot.Reference(
+                      ServerSnapshot.ReferenceKind.DMODEX_REQUEST, -1, g.target.nspace(),
+                      g.target.rank())
+                  : new ServerSnapshot.Reference(
+                      ServerSnapshot.ReferenceKind.PENDING_GET, slotOf(requester),
+                      g.target.nspace(), g.target.rank()));
         }
       }
     }
@@ -1801,7 +1808,7 @@ public final class ServerCore {
       }
     }
     Proc target = Proc.of(nspace, rank);
-    PendingGet g = new PendingGet(peer, tag, target, key, scope);
+    PendingGet g = new PendingGet(new PendingGet.ToClient(peer, tag), target, key, scope);
     Namespace ns = namespaces.get(nspace);
     boolean foreign = ns == null || (!ns.registered && ns.ranks.isEmpty());
 
@@ -1890,6 +1897,80 @@ public final class ServerCore {
     } else {
       requestDmodex(g, info);
     }
+  }
+
+  /**
+   * The host asks for a local process's data for another node ({@code
+   * PMIx_server_dmodex_request}): {@code result} completes with the REMOTE-scope data {@code
+   * proc} committed (REMOTE and GLOBAL puts), as bare KVAL units in the native format, which is
+   * what {@link io.pmix.server.HostModule#directModex} returns on the asking node (commands.md
+   * 7.2). For rank WILDCARD, the namespace's job-level data.
+   *
+   * <p>Not committed yet, or a namespace or rank this server does not know yet (4.2.2 allows
+   * for the request arriving before the registration): the request waits, like a client's GETNB
+   * for a local target, until the process commits, the directives' {@code pmix.timeout} passes
+   * ({@code ERR_TIMEOUT}; none given: no limit, as in 4.2.2), its last process dies
+   * unfinalized ({@code ERR_LOST_CONNECTION}), it or its namespace is deregistered ({@code
+   * ERR_NOT_FOUND}) or the server shuts down. A rank the fully registered namespace does not
+   * have here, and the WILDCARD of an unknown namespace, fail at once with {@code ERR_NOT_FOUND}
+   * (4.2.2 never answers those). Completes on the progress thread.
+   */
+  public void dmodexRequest(Proc proc, List<Info> directives, CompletableFuture<byte[]> result) {
+    checkLoop();
+    long timeout = 0;
+    for (Info i : directives) {
+      if (i.key().equals(Keys.TIMEOUT.name())) {
+        timeout = Math.max(0, i.value().asLong());
+      }
+    }
+    PendingGet.ToHost to = new PendingGet.ToHost(result);
+    PendingGet g = new PendingGet(to, proc, null, SCOPE_REMOTE);
+    if (stopping) {
+      finishGet(g, Status.ERR_NOT_AVAILABLE);
+      return;
+    }
+    Namespace ns = namespaces.get(proc.nspace());
+    // A namespace known only from fence or direct-modex data is not served here (yet).
+    boolean hosted = ns != null && (ns.registered || !ns.ranks.isEmpty());
+    if (proc.rank() == Proc.RANK_WILDCARD) {
+      if (ns == null) {
+        finishGet(g, Status.ERR_NOT_FOUND);
+      } else {
+        g.done = true;
+        completeForHost(to, jobLevelOf(ns));
+      }
+      return;
+    }
+    if (hosted && ns.ranks.containsKey(proc.rank())) {
+      ProcData d = ns.procData.get(proc.rank());
+      if (d != null && d.committed) {
+        satisfy(g, true);
+        return;
+      }
+    } else if (hosted && ns.allRegistered()) {
+      // Every local rank is registered and this is not one: it will never commit here.
+      finishGet(g, Status.ERR_NOT_FOUND);
+      return;
+    }
+    park(g, timeout);
+  }
+
+  /** Completes a host's request with {@code values} as bare native KVAL units. */
+  private static void completeForHost(PendingGet.ToHost to, Map<String, Value> values) {
+    ByteBuf b = Unpooled.buffer();
+    byte[] bytes;
+    try {
+      PmixWriter w = new PmixWriter(b, WireFormat.DEFAULT);
+      values.forEach((k, v) -> w.pack(new Value.KVal(k, v)));
+      bytes = ByteBufUtil.getBytes(b);
+    } catch (RuntimeException e) {
+      to.result().completeExceptionally(
+          new PmixException(Status.ERR_PACK_FAILURE, "cannot pack direct-modex data", e));
+      return;
+    } finally {
+      b.release();
+    }
+    to.result().complete(bytes);
   }
 
   private void park(PendingGet g, long timeoutSeconds) {
@@ -2002,7 +2083,6 @@ public final class ServerCore {
       return;
     }
     g.done = true;
-    Peer peer = g.requester;
     Namespace ns = namespaces.get(g.target.nspace());
     ProcData d = ns == null ? null : ns.procData.get(g.target.rank());
     Map<String, Value> values = new LinkedHashMap<>();
@@ -2015,10 +2095,16 @@ public final class ServerCore {
         values.putAll(d.scope(useLocal));
       }
     }
+    if (g.to instanceof PendingGet.ToHost h) {
+      completeForHost(h, values);
+      return;
+    }
+    PendingGet.ToClient c = g.client();
+    Peer peer = c.peer();
     boolean diffNs = ns != null && !peer.ns.name.equals(ns.name);
     send(
         peer,
-        g.tag,
+        c.tag(),
         w -> {
           w.packStatus(Status.SUCCESS);
           if (diffNs) {
@@ -2041,17 +2127,19 @@ public final class ServerCore {
       values = all;
     }
     g.done = true;
+    PendingGet.ToClient c = g.client();
     send(
-        g.requester,
-        g.tag,
+        c.peer(),
+        c.tag(),
         w -> {
           w.packStatus(Status.SUCCESS);
-          w.pack(Value.of(blob(g.requester, Proc.wildcard(ns.name), values)));
+          w.pack(Value.of(blob(c.peer(), Proc.wildcard(ns.name), values)));
         });
   }
 
   /** Rank UNDEF: every rank's data in the scope natural for it. */
   private void answerAllRanks(PendingGet g, Namespace ns) {
+    PendingGet.ToClient c = g.client();
     List<byte[]> blobs = new ArrayList<>();
     for (Map.Entry<Integer, ProcData> e : new java.util.TreeMap<>(ns.procData).entrySet()) {
       boolean local = ns.ranks.containsKey(e.getKey());
@@ -2059,7 +2147,7 @@ public final class ServerCore {
       if (g.key != null && !values.containsKey(g.key)) {
         continue;
       }
-      blobs.add(blob(g.requester, Proc.of(ns.name, e.getKey()), values));
+      blobs.add(blob(c.peer(), Proc.of(ns.name, e.getKey()), values));
     }
     if (blobs.isEmpty()) {
       finishGet(g, Status.ERR_NOT_FOUND);
@@ -2067,8 +2155,8 @@ public final class ServerCore {
     }
     g.done = true;
     send(
-        g.requester,
-        g.tag,
+        c.peer(),
+        c.tag(),
         w -> {
           w.packStatus(Status.SUCCESS);
           for (byte[] b : blobs) {
@@ -2108,7 +2196,13 @@ public final class ServerCore {
       boolean unused = g.timer.cancel(false);
       g.timer = null;
     }
-    replyStatus(g.requester, g.tag, status);
+    if (g.to instanceof PendingGet.ToHost h) {
+      h.result().completeExceptionally(
+          new PmixException(status, "direct-modex request for " + g.target));
+    } else {
+      PendingGet.ToClient c = g.client();
+      replyStatus(c.peer(), c.tag(), status);
+    }
   }
 
   /** Answers every GET parked until {@code target} commits: its data is not coming. */
@@ -2125,7 +2219,7 @@ public final class ServerCore {
     for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
       for (List<PendingGet> l : waits.values()) {
         for (PendingGet g : l) {
-          if (g.requester == peer) {
+          if (g.requester() == peer) {
             g.done = true;
             if (g.timer != null) {
               boolean unused = g.timer.cancel(false);
@@ -2133,7 +2227,7 @@ public final class ServerCore {
             }
           }
         }
-        l.removeIf(g -> g.requester == peer);
+        l.removeIf(g -> g.requester() == peer);
       }
       // Keep dmodex keys (an upcall may still be running); drop empty local-wait lists.
       if (waits == localWaits) {

@@ -7,7 +7,9 @@ import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.Value;
 import io.pmix.server.HostModule;
+import io.pmix.server.PMIxServer;
 import io.pmix.testkit.cluster.Interconnect.DmodexReply;
 import io.pmix.testkit.cluster.Interconnect.DmodexRequest;
 import io.pmix.testkit.cluster.Interconnect.FenceData;
@@ -59,8 +61,9 @@ import org.jspecify.annotations.Nullable;
  * The server calls {@code directModex} when a client asks for data of a process on another node
  * that it does not have (the fence did not collect it). The host finds the node hosting the
  * process from the job's layout and asks that node's host, which obtains the process's committed
- * REMOTE-scope data from its own server ({@code PMIx_server_dmodex_request}'s job; see {@code
- * ServerDmodex}) and sends it back: plain KVAL units (commands.md 7.2), which the requesting
+ * REMOTE-scope data from its own server ({@link PMIxServer#dmodexRequest}, what a C host does
+ * with {@code PMIx_server_dmodex_request}) and sends it back: plain KVAL units (commands.md
+ * 7.2), which the requesting
  * server stores as that process's remote data before answering its client. The owning server
  * waits for the process to commit; the client's {@code pmix.timeout} (else one hour) bounds that.
  *
@@ -79,7 +82,7 @@ public final class ClusterHost implements HostModule {
   private final Function<String, @Nullable ClusterJob> jobs;
   // Set once by attach(), before the server can call an upcall.
   private volatile @Nullable Interconnect link;
-  private volatile @Nullable ServerDmodex local;
+  private volatile @Nullable PMIxServer local;
 
   // Interconnect loop only.
   private final Map<String, Integer> fenceRounds = new HashMap<>();
@@ -112,8 +115,8 @@ public final class ClusterHost implements HostModule {
     this.jobs = requireNonNull(jobs, "jobs");
   }
 
-  /** Wires the node's network and its server access; called once, before the server starts. */
-  void attach(Interconnect link, ServerDmodex local) {
+  /** Wires the node's network and its own server; called once, before the server starts. */
+  void attach(Interconnect link, PMIxServer local) {
     this.link = requireNonNull(link, "link");
     this.local = requireNonNull(local, "local");
   }
@@ -310,9 +313,10 @@ public final class ClusterHost implements HostModule {
       reply(m, Status.ERR_NOT_FOUND, new byte[0]);
       return;
     }
-    CompletableFuture<byte[]> unused =
+    // Completes on the server's progress thread; reply() only hands the answer to our loop.
+    CompletionStage<byte[]> unused =
         requireNonNull(local)
-            .fetch(m.proc(), m.timeoutSeconds())
+            .dmodexRequest(m.proc(), List.of(Info.of(Keys.TIMEOUT, Value.of(m.timeoutSeconds()))))
             .whenComplete(
                 (bytes, e) -> {
                   if (e == null) {

@@ -30,7 +30,6 @@ public final class ClusterNode {
   private final Path tmpdir;
   private final ClusterHost host;
   private final Interconnect link;
-  private final ServerDmodex dmodex;
   private final PMIxServer server;
 
   private ClusterNode(
@@ -39,14 +38,12 @@ public final class ClusterNode {
       Path tmpdir,
       ClusterHost host,
       Interconnect link,
-      ServerDmodex dmodex,
       PMIxServer server) {
     this.index = index;
     this.hostname = hostname;
     this.tmpdir = tmpdir;
     this.host = host;
     this.link = link;
-    this.dmodex = dmodex;
     this.server = server;
   }
 
@@ -68,19 +65,16 @@ public final class ClusterNode {
     Interconnect link =
         Interconnect.start(index, "pmix-cluster-" + hostname, host::receive, addresses);
     PMIxServer server;
-    ServerDmodex dmodex;
     try {
       server = PMIxServer.create(host, options);
-      // The node's own server, seen as a tool: the stand-in for PMIx_server_dmodex_request.
-      dmodex =
-          new ServerDmodex(link.loop(), server::uri, Proc.of("pmix-cluster-" + hostname, 0));
-      host.attach(link, dmodex);
+      // The host answers other nodes' direct-modex requests from this server.
+      host.attach(link, server);
       server.start();
     } catch (RuntimeException e) {
       link.close();
       throw e;
     }
-    return new ClusterNode(index, hostname, tmpdir, host, link, dmodex, server);
+    return new ClusterNode(index, hostname, tmpdir, host, link, server);
   }
 
   /** The node's index in its cluster, 0 up. */
@@ -118,10 +112,9 @@ public final class ClusterNode {
     return server.setupFork(proc);
   }
 
-  /** Stops the server, then the host's connection to it, then the interconnect endpoint. */
+  /** Stops the server, then fails what the host still waits for, then the interconnect. */
   void close() {
     server.close();
-    dmodex.close();
     host.failPending(new PmixException(Status.ERR_UNREACH, "node " + hostname + " closed"));
     link.close();
   }

@@ -264,8 +264,8 @@ public final class PmixCluster implements AutoCloseable {
     /**
      * Adjusts every node's server options after the cluster has set the host name, the session and
      * system tmpdir, the server namespace ({@code pmix-cluster-<host>}), the server rank (the node
-     * index) and tool support, which the node's host needs to fetch direct-modex data from its
-     * server: leave that on.
+     * index) and tool support (so tools can attach to a node; the hosts themselves do not need
+     * it).
      */
     @CanIgnoreReturnValue
     public Builder serverOptions(Consumer<ServerOptions.Builder> customizer) {

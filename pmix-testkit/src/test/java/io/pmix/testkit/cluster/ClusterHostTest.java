@@ -16,6 +16,8 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.server.PMIxServer;
+import io.pmix.server.ServerOptions;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,7 +41,7 @@ class ClusterHostTest {
   private final Map<String, ClusterJob> jobs = new ConcurrentHashMap<>();
   private final List<ClusterHost> hosts = new ArrayList<>();
   private final List<Interconnect> links = new ArrayList<>();
-  private final List<ServerDmodex> servers = new ArrayList<>();
+  private final List<PMIxServer> servers = new ArrayList<>();
 
   @BeforeEach
   void start() {
@@ -48,9 +50,8 @@ class ClusterHostTest {
     for (int i = 0; i < 2; i++) {
       ClusterHost host = new ClusterHost(i, jobs::get);
       Interconnect link = Interconnect.start(i, "test-node" + i, host::receive, addresses::get);
-      // No server: port 1 refuses, so a data request fails with ERR_UNREACH.
-      ServerDmodex server =
-          new ServerDmodex(link.loop(), () -> "s.0;tcp4://127.0.0.1:1", Proc.of("t" + i, 0));
+      // A server never started: a data request it gets fails with ERR_INIT.
+      PMIxServer server = PMIxServer.create(host, ServerOptions.builder().build());
       host.attach(link, server);
       addresses.set(i, link.address());
       hosts.add(host);
@@ -61,7 +62,7 @@ class ClusterHostTest {
 
   @AfterEach
   void stop() {
-    servers.forEach(ServerDmodex::close);
+    servers.forEach(PMIxServer::close);
     links.forEach(Interconnect::close);
   }
 
@@ -164,9 +165,9 @@ class ClusterHostTest {
 
   @Test
   void directModexGoesToTheOwningNodeAndBringsBackItsFailure() {
-    // Node 1 owns rank 1 and asks its server, which is unreachable here.
+    // Node 1 owns rank 1 and asks its server, which is not running here.
     assertEquals(
-        Status.ERR_UNREACH, failure(hosts.get(0).directModex(Proc.of("j", 1), List.of())));
+        Status.ERR_INIT, failure(hosts.get(0).directModex(Proc.of("j", 1), List.of())));
     assertEquals(List.of(Proc.of("j", 1)), hosts.get(0).dmodexRequested());
     assertEquals(List.of(), hosts.get(1).dmodexServed());
   }
