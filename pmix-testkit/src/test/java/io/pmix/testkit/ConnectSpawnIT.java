@@ -40,7 +40,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *       and a participant dying mid-connect reach both kinds of client as error statuses; a Java
  *       and a C client each spawn a job whose processes (the other language) run and connect
  *       with their parent, the child's job size read from the spawn reply alone, each side's
- *       job size from our connect reply, dropped again at disconnect;
+ *       job size from our connect reply, dropped again at disconnect; a Java and a C client
+ *       each spawn two apps (programs in both languages) as one job, whose ranks read their app
+ *       number, app rank and app size, and have a required directive the host does not do
+ *       refused;
  *   <li>under {@code bin/pmixrun}: a spawned job runs as {@code <pmixrun nspace>@2}, its output
  *       forwarded, and pmixrun ends after it.
  * </ul>
@@ -227,6 +230,66 @@ class ConnectSpawnIT {
     assertTrue(r.succeeded(), r::describe);
     JobResult child = spawned(s, r, 1);
     checkConnected(r, child);
+  }
+
+  @Test
+  void javaClientSpawnsACAppAndAJavaAppAsOneJobUnderOurServer() throws IOException {
+    TestingPmixServer s = pmix.server();
+    List<String> cmd = new ArrayList<>(javaCommand());
+    cmd.addAll(List.of("spawn-reqd", "/bin/true", "spawn-apps", "2", cClient().toString(), "+",
+        "1"));
+    cmd.addAll(javaCommand());
+    JobResult r = s.job(1).command(cmd).run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    checkApps(s, r, "c", "java");
+  }
+
+  @Test
+  void cClientSpawnsAJavaAppAndACAppAsOneJobUnderOurServer() throws IOException {
+    TestingPmixServer s = pmix.server();
+    List<String> cmd = new ArrayList<>(List.of(cClient().toString(), "spawn-reqd", "/bin/true",
+        "spawn-apps", "2"));
+    cmd.addAll(javaCommand());
+    cmd.addAll(List.of("+", "1", cClient().toString()));
+    JobResult r = s.job(1).command(cmd).run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    checkApps(s, r, "java", "c");
+  }
+
+  /**
+   * The parent's required {@code pmix.bindto} was refused (NOT_SUPPORTED, nothing started); its
+   * two-app spawn (2 of a program in {@code langA}, 1 in {@code langB}) made one job of 3, whose
+   * size and app 1's size the parent read from the spawn reply; each child ran its app's program
+   * with its app's environment and directory, and read its app number, app rank and app size.
+   */
+  private static void checkApps(TestingPmixServer s, JobResult parent, String langA,
+      String langB) throws IOException {
+    assertTrue(line(parent, 0, "spawn-reqd").contains("OK status=-47 "), parent::describe);
+    Matcher m =
+        Pattern.compile("OK nspace=(\\S+) job.size=(\\d+) app1.size=(\\d+)")
+            .matcher(line(parent, 0, "spawn-apps"));
+    assertTrue(m.find(), parent::describe);
+    assertEquals("3", m.group(2), parent::describe);
+    assertEquals("1", m.group(3), parent::describe);
+    // The parent's job and the one it spawned: the refused spawn started nothing.
+    assertEquals(2, s.jobs().size(), () -> s.jobs().toString());
+    RunningJob job =
+        s.jobs().stream().filter(j -> j.nspace().equals(m.group(1))).findFirst().orElseThrow();
+    assertEquals(3, job.nprocs());
+    JobResult child = job.await(WAIT);
+    assertTrue(child.succeeded(), child::describe);
+    // The parent's directory, which its client filled in for app A (getcwd: symlinks resolved).
+    String parentCwd = Path.of("").toAbsolutePath().normalize().toRealPath().toString();
+    List<String> expected =
+        List.of(
+            "appnum=0 apprank=0 app.size=2 job.size=3 app=A cwd=" + parentCwd + " lang=" + langA,
+            "appnum=0 apprank=1 app.size=2 job.size=3 app=A cwd=" + parentCwd + " lang=" + langA,
+            "appnum=1 apprank=0 app.size=1 job.size=3 app=B cwd=/ lang=" + langB);
+    for (int rank = 0; rank < 3; rank++) {
+      assertEquals("CS " + rank + " app-info OK " + expected.get(rank),
+          line(child, rank, "app-info"), child::describe);
+      assertTrue(line(child, rank, "finalize").contains(" OK"), child::describe);
+    }
   }
 
   /**
