@@ -19,7 +19,7 @@
  *   spawn-apps NA CMDA... + NB CMDB...
  *                             (last step) rank 0 spawns both apps in one PMIx_Spawn (CS_APP=A /
  *                             CS_APP=B, app B in cwd "/", step app-info appended to each) with
- *                             pmix.mapby/rankby slot and a plain pmix.bindto core; prints the
+ *                             pmix.mapby/rankby slot and pmix.bindto none; prints the
  *                             child's job size and app 1's pmix.app.size (appnum qualifier)
  *   app-info                  prints pmix.appnum, pmix.apprank, pmix.app.size, the job size,
  *                             $CS_APP, the working directory and lang=c. App keys are asked of
@@ -328,7 +328,7 @@ int main(int argc, char **argv)
             make_app(&apps[1], &argv[plus + 1], argc - plus - 1, "B", "/");
             PMIX_INFO_LOAD(&dirs[0], PMIX_MAPBY, "slot", PMIX_STRING);
             PMIX_INFO_LOAD(&dirs[1], PMIX_RANKBY, "slot", PMIX_STRING);
-            PMIX_INFO_LOAD(&dirs[2], PMIX_BINDTO, "core", PMIX_STRING);
+            PMIX_INFO_LOAD(&dirs[2], PMIX_BINDTO, "none", PMIX_STRING);
             rc = PMIx_Spawn(dirs, 3, apps, 2, child);
             if (PMIX_SUCCESS != rc) {
                 snprintf(detail, sizeof(detail), "status=%d %s", rc, PMIx_Error_string(rc));

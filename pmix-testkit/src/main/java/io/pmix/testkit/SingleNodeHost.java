@@ -54,7 +54,8 @@ import org.jspecify.annotations.Nullable;
  *             process is placed on this node whatever the policy, and the only ranking one node
  *             gives is the order of the apps and their processes, which is the one used;
  *         <li>{@code pmix.bindto} {@code none} is honoured (nothing is bound); another binding is
- *             not done;
+ *             not done (Open MPI 4.1's mpirun does bind, and fails a spawn whose core binding
+ *             would put more processes than cores on the node);
  *         <li>{@code pmix.parent} (the server's or a tool's note of the requester) and the output
  *             forwarding requests {@code pmix.fwd.*} (the server's business) are accepted;
  *         <li>any other directive, and a binding, is ignored unless flagged required ({@link

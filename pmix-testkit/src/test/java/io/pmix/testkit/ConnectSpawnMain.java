@@ -40,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  *       two apps, NA copies of CMDA (environment {@code CS_APP=A}) and NB of CMDB ({@code
  *       CS_APP=B}, working directory {@code /}), each with the step {@code app-info} appended,
  *       with the job-level directives {@code pmix.mapby=slot}, {@code pmix.rankby=slot} and a
- *       plain (not required) {@code pmix.bindto=core}; prints the child's job size and app 1's
+ *       {@code pmix.bindto=none} (what mpirun and our host both do); prints the child's job size and app 1's
  *       {@code pmix.app.size} (qualified by {@code pmix.appnum}) from the spawn reply.
  *   <li>{@code app-info}: prints this process's {@code pmix.appnum}, {@code pmix.apprank},
  *       {@code pmix.app.size}, its job's size, {@code CS_APP}, its working directory and {@code
@@ -204,7 +204,7 @@ public final class ConnectSpawnMain {
                       apps,
                       Info.of("pmix.mapby", Value.of("slot")),
                       Info.of("pmix.rankby", Value.of("slot")),
-                      Info.of("pmix.bindto", Value.of("core")));
+                      Info.of("pmix.bindto", Value.of("none")));
               int size = PMIx.get(Proc.wildcard(child), "pmix.job.size", OPTIONAL).asInt();
               int app1 =
                   PMIx.get(Proc.wildcard(child), "pmix.app.size", OPTIONAL,
