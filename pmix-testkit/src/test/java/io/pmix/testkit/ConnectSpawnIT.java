@@ -45,7 +45,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *       number, app rank and app size, and have a required directive the host does not do
  *       refused;
  *   <li>under {@code bin/pmixrun}: a spawned job runs as {@code <pmixrun nspace>@2}, its output
- *       forwarded, and pmixrun ends after it.
+ *       forwarded, and pmixrun ends after it; likewise a spawned job of two apps.
  * </ul>
  *
  * The C client's requests are the byte-level check of our server's decoding: libpmix packs
@@ -383,6 +383,34 @@ class ConnectSpawnIT {
         String l = "[" + child + "," + rank + "]<stdout>: CS " + rank + " " + step + " OK";
         assertTrue(out.contains(l), l + "\n" + out);
       }
+    }
+  }
+
+  @Test
+  void pmixrunRunsTheTwoAppJobAClientSpawns() {
+    String c = cClient().toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            WAIT, "-n", "1", "--tag-output", "--", c, "spawn-reqd", "/bin/true", "spawn-apps",
+            "2", c, "+", "1", c);
+    String out = p.stdout();
+    assertEquals(0, p.exit(), () -> out + p.stderr());
+    assertTrue(out.contains("CS 0 spawn-reqd OK status=-47 "), out);
+    Matcher m = Pattern.compile("CS 0 spawn-apps OK nspace=(\\S+) job.size=3 app1.size=1")
+        .matcher(out);
+    assertTrue(m.find(), out);
+    String child = m.group(1);
+    assertTrue(child.startsWith("pmixrun-") && child.endsWith("@2"), out);
+    // App A runs where the parent does (pmixrun's directory, which its client filled in), B in /.
+    List<String> expected =
+        List.of(
+            "appnum=0 apprank=0 app.size=2 job.size=3 app=A cwd=/\\S+ lang=c",
+            "appnum=0 apprank=1 app.size=2 job.size=3 app=A cwd=/\\S+ lang=c",
+            "appnum=1 apprank=0 app.size=1 job.size=3 app=B cwd=/ lang=c");
+    for (int rank = 0; rank < 3; rank++) {
+      String l = Pattern.quote("[" + child + "," + rank + "]<stdout>: CS " + rank + " app-info OK ")
+          + expected.get(rank);
+      assertTrue(out.lines().anyMatch(x -> x.matches(l)), l + "\n" + out);
     }
   }
 
