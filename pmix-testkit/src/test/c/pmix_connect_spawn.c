@@ -14,6 +14,18 @@
  *                             in the child's environment, then connect-peer with the child
  *   connect-peer              connect the own namespace with $CS_PEER_NS, read its job size
  *                             with PMIX_OPTIONAL, disconnect, say whether its data was dropped
+ *   spawn-reqd CMD            rank 0 spawns one CMD with pmix.bindto=core flagged PMIX_INFO_REQD:
+ *                             passes when the spawn fails (prints the status)
+ *   spawn-apps NA CMDA... + NB CMDB...
+ *                             (last step) rank 0 spawns both apps in one PMIx_Spawn (CS_APP=A /
+ *                             CS_APP=B, app B in cwd "/", step app-info appended to each) with
+ *                             pmix.mapby/rankby slot and pmix.bindto none; prints the
+ *                             child's job size and app 1's pmix.app.size (appnum qualifier)
+ *   app-info                  prints pmix.appnum, pmix.apprank, pmix.app.size, the job size,
+ *                             $CS_APP, the working directory and lang=c. App keys are asked of
+ *                             rank WILDCARD: libpmix 4.2.2 looks a valid rank's keys up in that
+ *                             rank's own data only, and answers app keys for WILDCARD from the
+ *                             app array of the caller's pmix.appnum (or a PMIX_APPNUM qualifier)
  *
  * Build: gcc pmix_connect_spawn.c $(pkg-config --cflags --libs pmix)
  */
@@ -91,6 +103,45 @@ static int connect_peer(const char *peer)
     snprintf(detail, sizeof(detail), "dropped status=%d", rc);
     say("disconnect-peer", "OK", detail);
     return 0;
+}
+
+/* A uint32/rank-valued key of proc (own rank or WILDCARD), with info; -1 if absent. */
+static long get_num(const pmix_proc_t *proc, const char *key, const pmix_info_t *info, size_t ninfo)
+{
+    pmix_value_t *val = NULL;
+    long out = -1;
+    if (PMIX_SUCCESS != PMIx_Get(proc, key, info, ninfo, &val) || NULL == val) {
+        return -1;
+    }
+    if (PMIX_UINT32 == val->type) {
+        out = val->data.uint32;
+    } else if (PMIX_PROC_RANK == val->type) {
+        out = val->data.rank;
+    } else if (PMIX_UINT16 == val->type) {
+        out = val->data.uint16;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return out;
+}
+
+/* Fills app from "N CMD ARGS..." (cmd[0..count)), appending the step app-info. */
+static void make_app(pmix_app_t *app, char **cmd, int count, const char *label, const char *cwd)
+{
+    char envvar[32];
+    PMIX_APP_CONSTRUCT(app);
+    app->maxprocs = atoi(cmd[0]);
+    app->cmd = strdup(cmd[1]);
+    app->argv = calloc(count + 1, sizeof(char *));
+    for (int k = 1; k < count; k++) {
+        app->argv[k - 1] = strdup(cmd[k]);
+    }
+    app->argv[count - 1] = strdup("app-info");
+    snprintf(envvar, sizeof(envvar), "CS_APP=%s", label);
+    app->env = calloc(2, sizeof(char *));
+    app->env[0] = strdup(envvar);
+    if (NULL != cwd) {
+        app->cwd = strdup(cwd);
+    }
 }
 
 int main(int argc, char **argv)
@@ -226,6 +277,89 @@ int main(int argc, char **argv)
             if (then_connect && 0 != connect_peer(child)) {
                 return 1;
             }
+        } else if (0 == strcmp(step, "spawn-reqd") && i + 1 < argc) {
+            const char *cmd = argv[++i];
+            if (0 != me.rank) {
+                continue;
+            }
+            pmix_app_t app;
+            pmix_info_t reqd;
+            pmix_nspace_t child;
+            PMIX_APP_CONSTRUCT(&app);
+            app.cmd = strdup(cmd);
+            app.argv = calloc(2, sizeof(char *));
+            app.argv[0] = strdup(cmd);
+            app.maxprocs = 1;
+            PMIX_INFO_LOAD(&reqd, PMIX_BINDTO, "core", PMIX_STRING);
+            PMIX_INFO_REQUIRED(&reqd);
+            rc = PMIx_Spawn(&reqd, 1, &app, 1, child);
+            snprintf(detail, sizeof(detail), "status=%d %s", rc, PMIx_Error_string(rc));
+            say(step, PMIX_SUCCESS != rc ? "OK" : "FAIL", detail);
+            PMIX_INFO_DESTRUCT(&reqd);
+            PMIX_APP_DESTRUCT(&app);
+            if (PMIX_SUCCESS == rc) {
+                return 1;
+            }
+        } else if (0 == strcmp(step, "spawn-apps")) {
+            int plus = -1;
+            for (int k = i + 1; k < argc; k++) {
+                if (0 == strcmp(argv[k], "+")) {
+                    plus = k;
+                    break;
+                }
+            }
+            if (plus < i + 3 || plus + 2 >= argc) {
+                say(step, "FAIL", "spawn-apps NA CMDA... + NB CMDB...");
+                return 1;
+            }
+            int first = i + 1;
+            i = argc;
+            if (0 != me.rank) {
+                continue;
+            }
+            pmix_app_t apps[2];
+            pmix_info_t dirs[3];
+            pmix_info_t q[2];
+            pmix_nspace_t child;
+            pmix_proc_t cw;
+            bool yes = true;
+            uint32_t one = 1;
+            make_app(&apps[0], &argv[first], plus - first, "A", NULL);
+            make_app(&apps[1], &argv[plus + 1], argc - plus - 1, "B", "/");
+            PMIX_INFO_LOAD(&dirs[0], PMIX_MAPBY, "slot", PMIX_STRING);
+            PMIX_INFO_LOAD(&dirs[1], PMIX_RANKBY, "slot", PMIX_STRING);
+            PMIX_INFO_LOAD(&dirs[2], PMIX_BINDTO, "none", PMIX_STRING);
+            rc = PMIx_Spawn(dirs, 3, apps, 2, child);
+            if (PMIX_SUCCESS != rc) {
+                snprintf(detail, sizeof(detail), "status=%d %s", rc, PMIx_Error_string(rc));
+                say(step, "FAIL", detail);
+                return 1;
+            }
+            PMIX_LOAD_PROCID(&cw, child, PMIX_RANK_WILDCARD);
+            PMIX_INFO_LOAD(&q[0], PMIX_OPTIONAL, &yes, PMIX_BOOL);
+            PMIX_INFO_LOAD(&q[1], PMIX_APPNUM, &one, PMIX_UINT32);
+            snprintf(detail, sizeof(detail), "nspace=%s job.size=%ld app1.size=%ld", child,
+                     get_num(&cw, PMIX_JOB_SIZE, q, 1), get_num(&cw, PMIX_APP_SIZE, q, 2));
+            say(step, "OK", detail);
+            for (int k = 0; k < 3; k++) {
+                PMIX_INFO_DESTRUCT(&dirs[k]);
+            }
+            PMIX_INFO_DESTRUCT(&q[0]);
+            PMIX_INFO_DESTRUCT(&q[1]);
+            PMIX_APP_DESTRUCT(&apps[0]);
+            PMIX_APP_DESTRUCT(&apps[1]);
+        } else if (0 == strcmp(step, "app-info")) {
+            char cwd[4096];
+            const char *label = getenv("CS_APP");
+            if (NULL == getcwd(cwd, sizeof(cwd))) {
+                strcpy(cwd, "?");
+            }
+            snprintf(detail, sizeof(detail),
+                     "appnum=%ld apprank=%ld app.size=%ld job.size=%ld app=%.32s cwd=%.300s lang=c",
+                     get_num(&me, PMIX_APPNUM, NULL, 0), get_num(&me, PMIX_APP_RANK, NULL, 0),
+                     get_num(&wild, PMIX_APP_SIZE, NULL, 0), get_num(&wild, PMIX_JOB_SIZE, NULL, 0),
+                     NULL != label ? label : "null", cwd);
+            say(step, "OK", detail);
         } else {
             fprintf(stderr, "unknown step %s\n", step);
             return 2;

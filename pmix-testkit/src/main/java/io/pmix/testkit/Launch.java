@@ -64,13 +64,37 @@ final class Launch {
   }
 
   /**
+   * One application of a job: its processes take the next {@code nprocs} ranks, app 0's first.
+   *
+   * @param nprocs the number of processes running it
+   * @param argv the command each of them runs
+   * @param env variables added to each of their environments after the server's
+   * @param directory their working directory, or null for this process's
+   * @param registeredArgv the command line registered as {@code pmix.app.argv}, or null for none
+   */
+  record App(
+      int nprocs,
+      List<String> argv,
+      Map<String, String> env,
+      @Nullable Path directory,
+      @Nullable String registeredArgv) {
+    App {
+      argv = List.copyOf(argv);
+      env = Map.copyOf(env);
+      if (argv.isEmpty()) {
+        throw new IllegalArgumentException("no command");
+      }
+      if (nprocs < 1) {
+        throw new IllegalArgumentException("an app has at least one process: " + nprocs);
+      }
+    }
+  }
+
+  /**
    * What to run.
    *
    * @param nspace the job's namespace
-   * @param nprocs the number of processes
-   * @param argv the command every rank runs
-   * @param env variables added to each child's environment after the server's
-   * @param directory the working directory, or null for this process's
+   * @param apps the applications, in app-number order (a launcher's own job has one)
    * @param slurmEnv whether to export SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST
    * @param timeout the time the job may take, or null
    * @param output where output goes
@@ -80,10 +104,7 @@ final class Launch {
    */
   record Spec(
       String nspace,
-      int nprocs,
-      List<String> argv,
-      Map<String, String> env,
-      @Nullable Path directory,
+      List<App> apps,
       boolean slurmEnv,
       @Nullable Duration timeout,
       Output output,
@@ -91,29 +112,87 @@ final class Launch {
       @Nullable User user) {
     Spec {
       requireNonNull(nspace, "nspace");
-      argv = List.copyOf(argv);
-      env = Map.copyOf(env);
+      apps = List.copyOf(apps);
       jobInfo = List.copyOf(jobInfo);
-      if (argv.isEmpty()) {
-        throw new IllegalArgumentException("no command");
+      if (apps.isEmpty()) {
+        throw new IllegalArgumentException("no app");
       }
+    }
+
+    /**
+     * A job of one app: {@code nprocs} processes of {@code argv}, with {@code env} added to each
+     * one's environment after the server's, in {@code directory} (null: this process's).
+     */
+    Spec(
+        String nspace,
+        int nprocs,
+        List<String> argv,
+        Map<String, String> env,
+        @Nullable Path directory,
+        boolean slurmEnv,
+        @Nullable Duration timeout,
+        Output output,
+        List<Info> jobInfo,
+        @Nullable User user) {
+      this(
+          nspace,
+          List.of(new App(nprocs, argv, env, directory, null)),
+          slurmEnv,
+          timeout,
+          output,
+          jobInfo,
+          user);
+    }
+
+    /** The number of processes, over all apps. */
+    int nprocs() {
+      int n = 0;
+      for (App a : apps) {
+        n = Math.addExact(n, a.nprocs());
+      }
+      return n;
     }
   }
 
   /**
-   * The spec of a job a client spawned: {@code app.maxprocs()} processes (at least one) of the
-   * app's command with the app's arguments after argv[0] (which names the program only: a Java
-   * process cannot set it apart from the command), its environment entries ({@code NAME=VALUE})
-   * and its working directory, limited to {@code timeout} (null: none). Its job data names the
-   * process that spawned it ({@code pmix.parent}) and says it was spawned ({@code pmix.spawned}),
-   * as PRRTE's does.
+   * The spec of a job a client spawned, as PRRTE starts one: for each app, {@code
+   * app.maxprocs()} processes (at least one; PRRTE fills the allocation's slots instead, but this
+   * launcher has no allocation to fill) of the app's command with the app's arguments after
+   * argv[0] (which names the program only: a Java process cannot set it apart from the command),
+   * its environment entries ({@code NAME=VALUE}) and its working directory; the ranks numbered
+   * consecutively across the apps, app 0's first; the whole job limited to {@code timeout} (null:
+   * none). Its job data names the process that spawned it ({@code pmix.parent}) and says it was
+   * spawned ({@code pmix.spawned}), as PRRTE's does, and each app's command line ({@code
+   * pmix.app.argv}).
+   *
+   * @throws IllegalArgumentException if there is no app or an app has no command
    */
   static Spec spawnSpec(
       String nspace,
       Proc parent,
-      io.pmix.common.Value.App app,
+      List<io.pmix.common.Value.App> apps,
       Output output,
       @Nullable Duration timeout) {
+    if (apps.isEmpty()) {
+      throw new IllegalArgumentException("no app to spawn");
+    }
+    List<App> l = new ArrayList<>();
+    for (io.pmix.common.Value.App app : apps) {
+      l.add(spawnApp(app));
+    }
+    return new Spec(
+        nspace,
+        l,
+        false,
+        timeout,
+        output,
+        List.of(
+            Info.of(Keys.PARENT_ID, parent),
+            Info.of(Keys.SPAWNED, io.pmix.common.Value.of(true))),
+        null);
+  }
+
+  private static App spawnApp(io.pmix.common.Value.App app) {
     String cmd = app.cmd();
     if (cmd == null || cmd.isEmpty()) {
       throw new IllegalArgumentException("the app has no command");
@@ -131,19 +210,9 @@ final class Launch {
       }
     }
     Path dir = app.cwd() == null ? null : Path.of(app.cwd());
-    return new Spec(
-        nspace,
-        Math.max(1, app.maxprocs()),
-        argv,
-        env,
-        dir,
-        false,
-        timeout,
-        output,
-        List.of(
-            Info.of(Keys.PARENT_ID, parent),
-            Info.of(Keys.SPAWNED, io.pmix.common.Value.of(true))),
-        null);
+    // What PRRTE registers: the app's argv as the client gave it (argv[0] included), joined.
+    List<String> shown = app.argv().isEmpty() ? List.of(cmd) : app.argv();
+    return new App(Math.max(1, app.maxprocs()), argv, env, dir, String.join(" ", shown));
   }
 
   /**
@@ -244,8 +313,13 @@ final class Launch {
     String nspace = spec.nspace();
     User user = spec.user();
     int[] ids = user != null ? new int[] {user.uid(), user.gid()} : ids();
-    Path wdir =
-        (spec.directory() != null ? spec.directory() : Path.of("")).toAbsolutePath().normalize();
+    List<Path> wdirs = new ArrayList<>();
+    List<JobInfo.App> appData = new ArrayList<>();
+    for (App a : spec.apps()) {
+      Path wdir = (a.directory() != null ? a.directory() : Path.of("")).toAbsolutePath().normalize();
+      wdirs.add(wdir);
+      appData.add(new JobInfo.App(a.nprocs(), wdir, a.registeredArgv()));
+    }
     host.addJob(nspace, ids[0], ids[1], this::onAbort); // refuses a namespace in use
     synchronized (this) {
       registered = true;
@@ -255,10 +329,9 @@ final class Launch {
           new ArrayList<>(
               JobInfo.singleNode(
                   nspace,
-                  n,
+                  appData,
                   host.hostname(),
                   server.options().tmpdir(),
-                  wdir,
                   server.options().serverNspace(),
                   server.options().serverRank()));
       jobInfo.addAll(spec.jobInfo());
@@ -272,8 +345,11 @@ final class Launch {
           throw new IllegalStateException("the server refused client " + r + ": " + st);
         }
       }
-      for (int r = 0; r < n; r++) {
-        startRank(r, wdir);
+      int r = 0;
+      for (int a = 0; a < spec.apps().size(); a++) {
+        for (int i = 0; i < spec.apps().get(a).nprocs(); i++, r++) {
+          startRank(r, spec.apps().get(a), wdirs.get(a));
+        }
       }
     } catch (IOException | RuntimeException e) {
       for (int r = 0; r < n; r++) {
@@ -298,9 +374,9 @@ final class Launch {
     return s.isSuccess() || s.equals(Status.OPERATION_SUCCEEDED);
   }
 
-  private void startRank(int r, Path wdir) throws IOException {
+  private void startRank(int r, App app, Path wdir) throws IOException {
     User user = spec.user();
-    List<String> argv = user != null ? user.wrap(spec.argv()) : spec.argv();
+    List<String> argv = user != null ? user.wrap(app.argv()) : app.argv();
     ProcessBuilder pb = new ProcessBuilder(argv).directory(wdir.toFile());
     Map<String, String> env = pb.environment();
     // Nothing inherited may point the child at another server; user tunables (PMIX_MCA_*) stay.
@@ -309,7 +385,7 @@ final class Launch {
     if (spec.slurmEnv()) {
       env.putAll(slurmEnv(host.hostname()));
     }
-    env.putAll(spec.env());
+    env.putAll(app.env());
     if (r == 0 && spec.output().stdinToRank0()) {
       pb.redirectInput(ProcessBuilder.Redirect.INHERIT);
     }
@@ -317,7 +393,7 @@ final class Launch {
     try {
       p = pb.start();
     } catch (IOException e) {
-      throw new IOException("cannot start " + spec.argv().get(0) + ": " + e.getMessage(), e);
+      throw new IOException("cannot start " + app.argv().get(0) + ": " + e.getMessage(), e);
     }
     procs[r] = p;
     Output o = spec.output();

@@ -159,9 +159,9 @@ public final class PmixRun {
       Messages reporter = new Messages(err, o.timeout());
       Launch.Output spawnedOutput = new Launch.Output(false, out, errOut, o.tagOutput(), false);
       host.spawner(
-          (requester, app, jobInfo) -> {
+          (requester, apps, jobInfo) -> {
             String ns = "pmixrun-" + pid + "@" + jobSeq.incrementAndGet();
-            Launch.Spec child = Launch.spawnSpec(ns, requester, app, spawnedOutput, o.timeout());
+            Launch.Spec child = Launch.spawnSpec(ns, requester, apps, spawnedOutput, o.timeout());
             Launch c = Launch.start(srv, h, child, reporter);
             spawned.add(c);
             return ns;

@@ -68,9 +68,10 @@ record PmixRunOptions(
 
       Publish/lookup/unpublish are served by an embedded pmix-dataserver store (or the
       --dataserver); fences, connects and disconnects are completed by the server (every
-      process is local). PMIx_Spawn from a process starts a job of its one app on this
-      node (namespace pmixrun-<pid>@2, @3, ...; --timeout applies to it from its start,
-      its output is forwarded too); pmixrun ends once the spawned jobs have ended too.
+      process is local). PMIx_Spawn from a process starts one job of all its apps on
+      this node (ranks numbered across the apps, app 0's first, as PRRTE does; namespace
+      pmixrun-<pid>@2, @3, ...; --timeout applies to it from its start, its output is
+      forwarded too); pmixrun ends once the spawned jobs have ended too.
       PMIX_MCA_<name> variables set the embedded store's parameters (e.g.
       PMIX_MCA_prte_data_server_timeout) and pass on to the processes; other inherited
       PMIX_* variables are removed from their environment.

@@ -3,6 +3,7 @@ package io.pmix.testkit;
 import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.Info;
+import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
@@ -40,9 +41,31 @@ import org.jspecify.annotations.Nullable;
  *       local collective being all there is on a single node.
  *   <li>Spawn: the launcher that owns this host starts the job on this node, through the same
  *       code that starts its own jobs, as a new namespace registered before the answer (its job
- *       data also holds {@code pmix.parent}, the requester, and {@code pmix.spawned}); one app
- *       per spawn; job-level directives ({@code pmix.mapby}, ...) are ignored. Without a launcher attached, or for several apps, {@code
- *       PMIX_ERR_NOT_SUPPORTED}; a command that cannot be started is {@code
+ *       data also holds {@code pmix.parent}, the requester, and {@code pmix.spawned}). All the
+ *       apps of one request make one job, as under PRRTE: the ranks numbered consecutively across
+ *       the apps (app 0's first), each rank running its app's command, arguments, environment and
+ *       working directory, and the job data giving each rank its {@code pmix.appnum} and {@code
+ *       pmix.apprank} and each app its array ({@code pmix.app.size}, {@code pmix.aldr}, {@code
+ *       pmix.wdir}, {@code pmix.app.argv}). An app of {@code maxprocs} 0 runs one process (PRRTE
+ *       fills the allocation's slots; a single-node launcher has no allocation to fill).
+ *       Job-level directives ({@link #spawn spawn}'s {@code jobInfo}):
+ *       <ul>
+ *         <li>{@code pmix.mapby} and {@code pmix.rankby} are accepted whatever their value: every
+ *             process is placed on this node whatever the policy, and the only ranking one node
+ *             gives is the order of the apps and their processes, which is the one used;
+ *         <li>{@code pmix.bindto} {@code none} is honoured (nothing is bound); another binding is
+ *             not done (Open MPI 4.1's mpirun does bind, and fails a spawn whose core binding
+ *             would put more processes than cores on the node);
+ *         <li>{@code pmix.parent} (the server's or a tool's note of the requester) and the output
+ *             forwarding requests {@code pmix.fwd.*} (the server's business) are accepted;
+ *         <li>any other directive, and a binding, is ignored unless flagged required ({@link
+ *             Info#isRequired()}, C's {@code PMIX_INFO_REQD}): then the spawn fails with {@code
+ *             PMIX_ERR_NOT_SUPPORTED} and nothing is started. (PRRTE caches the directives it
+ *             does not know into the job's data; this launcher does neither that nor the
+ *             many it knows, so a caller who depends on one is told.)
+ *       </ul>
+ *       Without a launcher attached, {@code PMIX_ERR_NOT_SUPPORTED}; no app, or an app without a
+ *       command, {@code PMIX_ERR_BAD_PARAM}; a command that cannot be started is {@code
  *       PMIX_ERR_JOB_FAILED_TO_LAUNCH}.
  *   <li>Direct modex: {@code PMIX_ERR_NOT_FOUND} (there is no other node to ask).
  *   <li>Publish, lookup, unpublish: pmix-dataserver's {@link DataServiceHostModule} over a {@link
@@ -78,13 +101,15 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   /** Starts the jobs clients spawn: what the launcher that owns this host plugs in. */
   interface Spawner {
     /**
-     * Registers a job of {@code app} with the server and starts its processes; returns once the
-     * namespace is registered. Called on the server's host executor.
+     * Registers one job of all of {@code apps} with the server and starts its processes; returns
+     * once the namespace is registered. Called on the server's host executor, with the
+     * directives already checked.
      *
      * @throws IOException if the processes cannot be started (the job is then gone again)
      * @throws IllegalStateException if the server refuses the job or the launcher is closed
+     * @throws IllegalArgumentException if an app has no command
      */
-    String start(Proc requester, Value.App app, List<Info> jobInfo) throws IOException;
+    String start(Proc requester, List<Value.App> apps, List<Info> jobInfo) throws IOException;
   }
 
   private volatile @Nullable Spawner spawner;
@@ -262,17 +287,42 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
       return CompletableFuture.failedFuture(
           new PmixException(Status.ERR_NOT_SUPPORTED, "no launcher attached to spawn with"));
     }
-    if (apps.size() != 1) {
+    if (apps.isEmpty()) {
       return CompletableFuture.failedFuture(
-          new PmixException(Status.ERR_NOT_SUPPORTED, "one app per spawn, not " + apps.size()));
+          new PmixException(Status.ERR_BAD_PARAM, "a spawn without an app"));
+    }
+    for (Info i : jobInfo) {
+      if (i.isRequired() && !honoured(i)) {
+        return CompletableFuture.failedFuture(
+            new PmixException(
+                Status.ERR_NOT_SUPPORTED,
+                "a single-node launcher does not support the required directive " + i.key()
+                    + "=" + i.value()));
+      }
     }
     try {
-      return CompletableFuture.completedFuture(s.start(requester, apps.get(0), jobInfo));
+      return CompletableFuture.completedFuture(s.start(requester, apps, jobInfo));
+    } catch (IllegalArgumentException e) {
+      return CompletableFuture.failedFuture(new PmixException(Status.ERR_BAD_PARAM, e.getMessage()));
     } catch (IOException | IllegalStateException e) {
       LOG.log(Level.INFO, "spawn for {0} failed: {1}", requester, e.getMessage());
       return CompletableFuture.failedFuture(
           new PmixException(Status.ERR_JOB_FAILED_TO_LAUNCH, e.getMessage()));
     }
+  }
+
+  /** Whether a spawn directive is one this host does what it asks (see the class comment). */
+  private static boolean honoured(Info i) {
+    String k = i.key();
+    if (k.equals(Keys.MAPBY.name()) || k.equals(Keys.RANKBY.name())
+        || k.equals(Keys.PARENT_ID.name()) || k.startsWith("pmix.fwd.")) {
+      return true;
+    }
+    // Only "none" is what this launcher does; modifiers after ':' (none:overload-allowed) too.
+    return k.equals(Keys.BINDTO.name())
+        && i.value() instanceof Value.Str v
+        && v.value() != null
+        && v.value().split(":", 2)[0].equalsIgnoreCase("none");
   }
 
   /** Closes the publish/lookup service (waiting lookups fail). Idempotent. */

@@ -107,11 +107,11 @@ public final class TestingPmixServer implements AutoCloseable {
     }
     // Jobs clients spawn run like the test's own: listed in jobs(), killed at close.
     host.spawner(
-        (requester, app, jobInfo) -> {
+        (requester, apps, jobInfo) -> {
           String ns = prefix + jobSeq.incrementAndGet();
           Launch.Output out =
               echo ? new Launch.Output(true, stdout, stderr, true, false) : Launch.Output.captureOnly();
-          return start(Launch.spawnSpec(ns, requester, app, out, null)).nspace();
+          return start(Launch.spawnSpec(ns, requester, apps, out, null)).nspace();
         });
   }
 

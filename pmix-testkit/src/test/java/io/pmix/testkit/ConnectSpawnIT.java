@@ -40,9 +40,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  *       and a participant dying mid-connect reach both kinds of client as error statuses; a Java
  *       and a C client each spawn a job whose processes (the other language) run and connect
  *       with their parent, the child's job size read from the spawn reply alone, each side's
- *       job size from our connect reply, dropped again at disconnect;
+ *       job size from our connect reply, dropped again at disconnect; a Java and a C client
+ *       each spawn two apps (programs in both languages) as one job, whose ranks read their app
+ *       number, app rank and app size, and have a required directive the host does not do
+ *       refused;
  *   <li>under {@code bin/pmixrun}: a spawned job runs as {@code <pmixrun nspace>@2}, its output
- *       forwarded, and pmixrun ends after it.
+ *       forwarded, and pmixrun ends after it; likewise a spawned job of two apps.
  * </ul>
  *
  * The C client's requests are the byte-level check of our server's decoding: libpmix packs
@@ -112,6 +115,35 @@ class ConnectSpawnIT {
     assertTrue(m.find(), out);
     assertEquals("2", m.group(2), out);
     assertTrue(out.contains("CS 0 finalize OK"), out);
+  }
+
+  /**
+   * The reference for the two-app spawn of our server's tests: Open MPI 4.1's mpirun numbers
+   * and describes the ranks of a two-app spawn the same way: one job of 3, ranks consecutive
+   * across the apps, each with its app number, app rank, environment and directory. One
+   * difference, observed and not asserted: there the C ranks of app 0 (2 processes) read {@code
+   * pmix.app.size} 1 for their own app, while app 1's rank and the parent (qualified by {@code
+   * pmix.appnum} 1) read 1 as expected; our host registers 2 for app 0, as PRRTE does ({@code
+   * app->num_procs} in each app array).
+   */
+  @Test
+  void javaClientSpawnsACAppAndAJavaAppAsOneJobUnderMpirun() throws Exception {
+    List<String> steps = new ArrayList<>(List.of("spawn-apps", "2", cClient().toString(), "+",
+        "1"));
+    steps.addAll(javaCommand());
+    String out = mpirun(1, steps);
+    Matcher m = Pattern.compile("CS 0 spawn-apps OK nspace=(\\S+) job.size=3 app1.size=1")
+        .matcher(out);
+    assertTrue(m.find(), out);
+    String cwd = Pattern.quote(Path.of("").toAbsolutePath().normalize().toRealPath().toString());
+    for (String l : List.of(
+        "CS 0 app-info OK appnum=0 apprank=0 app.size=\\d+ job.size=3 app=A cwd=" + cwd
+            + " lang=c",
+        "CS 1 app-info OK appnum=0 apprank=1 app.size=\\d+ job.size=3 app=A cwd=" + cwd
+            + " lang=c",
+        "CS 2 app-info OK appnum=1 apprank=0 app.size=1 job.size=3 app=B cwd=/ lang=java")) {
+      assertTrue(out.lines().anyMatch(x -> x.matches(l)), l + "\n" + out);
+    }
   }
 
   /** Runs {@code np} Java clients with {@code steps} under mpirun; its output, after exit 0. */
@@ -229,6 +261,66 @@ class ConnectSpawnIT {
     checkConnected(r, child);
   }
 
+  @Test
+  void javaClientSpawnsACAppAndAJavaAppAsOneJobUnderOurServer() throws IOException {
+    TestingPmixServer s = pmix.server();
+    List<String> cmd = new ArrayList<>(javaCommand());
+    cmd.addAll(List.of("spawn-reqd", "/bin/true", "spawn-apps", "2", cClient().toString(), "+",
+        "1"));
+    cmd.addAll(javaCommand());
+    JobResult r = s.job(1).command(cmd).run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    checkApps(s, r, "c", "java");
+  }
+
+  @Test
+  void cClientSpawnsAJavaAppAndACAppAsOneJobUnderOurServer() throws IOException {
+    TestingPmixServer s = pmix.server();
+    List<String> cmd = new ArrayList<>(List.of(cClient().toString(), "spawn-reqd", "/bin/true",
+        "spawn-apps", "2"));
+    cmd.addAll(javaCommand());
+    cmd.addAll(List.of("+", "1", cClient().toString()));
+    JobResult r = s.job(1).command(cmd).run(WAIT);
+    assertTrue(r.succeeded(), r::describe);
+    checkApps(s, r, "java", "c");
+  }
+
+  /**
+   * The parent's required {@code pmix.bindto} was refused (NOT_SUPPORTED, nothing started); its
+   * two-app spawn (2 of a program in {@code langA}, 1 in {@code langB}) made one job of 3, whose
+   * size and app 1's size the parent read from the spawn reply; each child ran its app's program
+   * with its app's environment and directory, and read its app number, app rank and app size.
+   */
+  private static void checkApps(TestingPmixServer s, JobResult parent, String langA,
+      String langB) throws IOException {
+    assertTrue(line(parent, 0, "spawn-reqd").contains("OK status=-47 "), parent::describe);
+    Matcher m =
+        Pattern.compile("OK nspace=(\\S+) job.size=(\\d+) app1.size=(\\d+)")
+            .matcher(line(parent, 0, "spawn-apps"));
+    assertTrue(m.find(), parent::describe);
+    assertEquals("3", m.group(2), parent::describe);
+    assertEquals("1", m.group(3), parent::describe);
+    // The parent's job and the one it spawned: the refused spawn started nothing.
+    assertEquals(2, s.jobs().size(), () -> s.jobs().toString());
+    RunningJob job =
+        s.jobs().stream().filter(j -> j.nspace().equals(m.group(1))).findFirst().orElseThrow();
+    assertEquals(3, job.nprocs());
+    JobResult child = job.await(WAIT);
+    assertTrue(child.succeeded(), child::describe);
+    // The parent's directory, which its client filled in for app A (getcwd: symlinks resolved).
+    String parentCwd = Path.of("").toAbsolutePath().normalize().toRealPath().toString();
+    List<String> expected =
+        List.of(
+            "appnum=0 apprank=0 app.size=2 job.size=3 app=A cwd=" + parentCwd + " lang=" + langA,
+            "appnum=0 apprank=1 app.size=2 job.size=3 app=A cwd=" + parentCwd + " lang=" + langA,
+            "appnum=1 apprank=0 app.size=1 job.size=3 app=B cwd=/ lang=" + langB);
+    for (int rank = 0; rank < 3; rank++) {
+      assertEquals("CS " + rank + " app-info OK " + expected.get(rank),
+          line(child, rank, "app-info"), child::describe);
+      assertTrue(line(child, rank, "finalize").contains(" OK"), child::describe);
+    }
+  }
+
   /**
    * Parent and child ran, connected with each other (each then holding the other's job size,
    * which only the connect reply can have brought), disconnected and dropped the other's data.
@@ -291,6 +383,34 @@ class ConnectSpawnIT {
         String l = "[" + child + "," + rank + "]<stdout>: CS " + rank + " " + step + " OK";
         assertTrue(out.contains(l), l + "\n" + out);
       }
+    }
+  }
+
+  @Test
+  void pmixrunRunsTheTwoAppJobAClientSpawns() {
+    String c = cClient().toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            WAIT, "-n", "1", "--tag-output", "--", c, "spawn-reqd", "/bin/true", "spawn-apps",
+            "2", c, "+", "1", c);
+    String out = p.stdout();
+    assertEquals(0, p.exit(), () -> out + p.stderr());
+    assertTrue(out.contains("CS 0 spawn-reqd OK status=-47 "), out);
+    Matcher m = Pattern.compile("CS 0 spawn-apps OK nspace=(\\S+) job.size=3 app1.size=1")
+        .matcher(out);
+    assertTrue(m.find(), out);
+    String child = m.group(1);
+    assertTrue(child.startsWith("pmixrun-") && child.endsWith("@2"), out);
+    // App A runs where the parent does (pmixrun's directory, which its client filled in), B in /.
+    List<String> expected =
+        List.of(
+            "appnum=0 apprank=0 app.size=2 job.size=3 app=A cwd=/\\S+ lang=c",
+            "appnum=0 apprank=1 app.size=2 job.size=3 app=A cwd=/\\S+ lang=c",
+            "appnum=1 apprank=0 app.size=1 job.size=3 app=B cwd=/ lang=c");
+    for (int rank = 0; rank < 3; rank++) {
+      String l = Pattern.quote("[" + child + "," + rank + "]<stdout>: CS " + rank + " app-info OK ")
+          + expected.get(rank);
+      assertTrue(out.lines().anyMatch(x -> x.matches(l)), l + "\n" + out);
     }
   }
 

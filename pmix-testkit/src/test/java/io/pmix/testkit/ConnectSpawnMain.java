@@ -8,8 +8,10 @@ import io.pmix.common.Value;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Java PMIx client (pmix-client) for {@link ConnectSpawnIT}, run as ranks of a job under a real
@@ -32,6 +34,17 @@ import java.util.List;
  *       connect-peer}, which does the same the other way.
  *   <li>{@code spawn-bad}: (rank 0) spawns a command that does not exist; passes on a
  *       PmixException, printing its status.
+ *   <li>{@code spawn-reqd CMD}: (rank 0) spawns one {@code CMD} with the directive {@code
+ *       pmix.bindto=core} flagged required; passes when the spawn fails, printing the status.
+ *   <li>{@code spawn-apps NA CMDA ARGS... + NB CMDB ARGS...} (last step, rank 0): one spawn of
+ *       two apps, NA copies of CMDA (environment {@code CS_APP=A}) and NB of CMDB ({@code
+ *       CS_APP=B}, working directory {@code /}), each with the step {@code app-info} appended,
+ *       with the job-level directives {@code pmix.mapby=slot}, {@code pmix.rankby=slot} and a
+ *       {@code pmix.bindto=none} (what mpirun and our host both do); prints the child's job size and app 1's
+ *       {@code pmix.app.size} (qualified by {@code pmix.appnum}) from the spawn reply.
+ *   <li>{@code app-info}: prints this process's {@code pmix.appnum}, {@code pmix.apprank},
+ *       {@code pmix.app.size}, its job's size, {@code CS_APP}, its working directory and {@code
+ *       lang=java} (the C twin says {@code lang=c}).
  * </ul>
  */
 public final class ConnectSpawnMain {
@@ -159,6 +172,56 @@ public final class ConnectSpawnMain {
               }
             }
           }
+          case "spawn-reqd" -> {
+            String cmd = a.get(++i);
+            if (rank == 0) {
+              try {
+                String child =
+                    PMIx.spawn(
+                        List.of(new Value.App(cmd, List.of(cmd), List.of(), null, 1, List.of())),
+                        Info.required("pmix.bindto", Value.of("core")));
+                print(step, "FAIL", "spawned " + child);
+                System.exit(1);
+              } catch (PmixException e) {
+                print(step, "OK", "status=" + e.status().code() + " " + e.status().name());
+              }
+            }
+          }
+          case "spawn-apps" -> {
+            List<String> rest = a.subList(i + 1, a.size());
+            i = a.size();
+            int plus = rest.indexOf("+");
+            if (plus < 2 || plus + 2 >= rest.size()) {
+              throw new IllegalArgumentException("spawn-apps NA CMDA... + NB CMDB...: " + rest);
+            }
+            if (rank == 0) {
+              List<Value.App> apps =
+                  List.of(
+                      app(rest.subList(0, plus), "A", null),
+                      app(rest.subList(plus + 1, rest.size()), "B", "/"));
+              String child =
+                  PMIx.spawn(
+                      apps,
+                      Info.of("pmix.mapby", Value.of("slot")),
+                      Info.of("pmix.rankby", Value.of("slot")),
+                      Info.of("pmix.bindto", Value.of("none")));
+              int size = PMIx.get(Proc.wildcard(child), "pmix.job.size", OPTIONAL).asInt();
+              int app1 =
+                  PMIx.get(Proc.wildcard(child), "pmix.app.size", OPTIONAL,
+                      Info.of("pmix.appnum", Value.uint32(1))).asInt();
+              print(step, "OK", "nspace=" + child + " job.size=" + size + " app1.size=" + app1);
+            }
+          }
+          case "app-info" -> {
+            long appnum = PMIx.get(me, "pmix.appnum").asLong();
+            long apprank = PMIx.get(me, "pmix.apprank").asLong();
+            // Of WILDCARD, as libpmix 4.2.2 must be asked (pmix_connect_spawn.c): the own app's.
+            long appSize = PMIx.get(Proc.wildcard(me.nspace()), "pmix.app.size").asLong();
+            long jobSize = PMIx.get(Proc.wildcard(me.nspace()), "pmix.job.size").asLong();
+            print(step, "OK", "appnum=" + appnum + " apprank=" + apprank + " app.size=" + appSize
+                + " job.size=" + jobSize + " app=" + System.getenv("CS_APP") + " cwd="
+                + Path.of("").toAbsolutePath() + " lang=java");
+          }
           default -> throw new IllegalArgumentException("unknown step " + step);
         }
       } catch (PmixException e) {
@@ -170,6 +233,17 @@ public final class ConnectSpawnMain {
     PMIx.finalize();
     print("finalize", "OK", "");
     System.exit(0);
+  }
+
+  /**
+   * An app of {@code spec} ({@code N CMD ARGS...}) that runs the step {@code app-info}, with
+   * {@code CS_APP=label} in its environment, in {@code cwd} (null: the client fills in its own).
+   */
+  private static Value.App app(List<String> spec, String label, @Nullable String cwd) {
+    int n = Integer.parseInt(spec.get(0));
+    List<String> argv = new ArrayList<>(spec.subList(1, spec.size()));
+    argv.add("app-info");
+    return new Value.App(argv.get(0), argv, List.of("CS_APP=" + label), cwd, n, List.of());
   }
 
   /** The variable a spawning parent puts in its child's environment: the parent's namespace. */

@@ -1,6 +1,7 @@
 package io.pmix.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.pmix.common.DataArray;
@@ -88,6 +89,60 @@ class JobInfoTest {
       assertEquals(Value.rank(r), p.get("pmix.grank"));
       assertEquals(Value.rank(r), p.get("pmix.apprank"));
     }
+  }
+
+  @Test
+  void severalAppsAreRankedOneAfterTheOther() {
+    List<Info> infos =
+        JobInfo.singleNode(
+            "job@2",
+            List.of(
+                new JobInfo.App(2, Path.of("/a"), "prog-a x"),
+                new JobInfo.App(1, Path.of("/b"), "prog-b")),
+            "node7",
+            Path.of("/tmp/t"),
+            "srv",
+            9);
+    Map<String, Value> job = loose(infos);
+    assertEquals(3L, job.get("pmix.job.size").asLong());
+    assertEquals(2L, job.get("pmix.job.napps").asLong());
+    assertEquals("raw:0,1,2", job.get("pmix.pmap").asString());
+
+    List<List<Info>> apps = arrays(infos, "pmix.app.arr");
+    assertEquals(2, apps.size());
+    int[] sizes = {2, 1};
+    int[] leaders = {0, 2};
+    String[] dirs = {"/a", "/b"};
+    String[] argvs = {"prog-a x", "prog-b"};
+    for (int a = 0; a < 2; a++) {
+      Map<String, Value> app = loose(apps.get(a));
+      assertEquals("pmix.appnum", apps.get(a).get(0).key());
+      assertEquals(Value.uint32(a), app.get("pmix.appnum"));
+      assertEquals(Value.uint32(sizes[a]), app.get("pmix.app.size"));
+      assertEquals(Value.rank(leaders[a]), app.get("pmix.aldr"));
+      assertEquals(dirs[a], app.get("pmix.wdir").asString());
+      assertEquals(argvs[a], app.get("pmix.app.argv").asString());
+    }
+
+    List<List<Info>> procs = arrays(infos, "pmix.pdata");
+    assertEquals(3, procs.size());
+    int[] appnum = {0, 0, 1};
+    int[] apprank = {0, 1, 0};
+    for (int r = 0; r < 3; r++) {
+      Map<String, Value> p = loose(procs.get(r));
+      assertEquals(r, p.get("pmix.rank").asLong());
+      assertEquals(Value.uint32(appnum[r]), p.get("pmix.appnum"));
+      assertEquals(Value.rank(apprank[r]), p.get("pmix.apprank"));
+      assertEquals(Value.rank(r), p.get("pmix.grank"));
+      assertEquals(Value.uint16(r), p.get("pmix.lrank"));
+    }
+  }
+
+  @Test
+  void aLaunchersOwnJobHasNoAppArgv() {
+    List<Info> infos =
+        JobInfo.singleNode("job@1", 2, "node7", Path.of("/tmp/t"), Path.of("/w"), "srv", 9);
+    assertNull(loose(arrays(infos, "pmix.app.arr").get(0)).get("pmix.app.argv"));
   }
 
   @Test
