@@ -23,16 +23,11 @@ import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
-import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
 import io.pmix.server.LifecycleInvariants;
-import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,18 +53,14 @@ class LifecycleTest {
   private static final int NOTIFY = 12;
   private static final int REGEVENTS = 13;
 
+  private EmbeddedCore fx;
   private EmbeddedChannel loopOwner;
   private ServerCore core;
   private final Map<String, Integer> latch = new ConcurrentHashMap<>();
   private final List<String> epilogs = new ArrayList<>();
-  private final List<EmbeddedChannel> channels = new ArrayList<>();
 
   @BeforeEach
   void setUp() {
-    loopOwner = new EmbeddedChannel();
-    loopOwner.freezeTime();
-    ServerOptions opts =
-        ServerOptions.builder().hostname("vm").trustClaimedCredentials(true).build();
     HostModule host =
         new HostModule() {
           @Override
@@ -78,51 +69,29 @@ class LifecycleTest {
             return CompletableFuture.completedFuture(null);
           }
         };
-    core = new ServerCore(loopOwner.eventLoop(), host, Runnable::run, opts);
+    fx = new EmbeddedCore(host, EmbeddedCore.options().build(), true, UID, GID);
+    loopOwner = fx.loopOwner;
+    core = fx.core;
   }
 
   @AfterEach
   void tearDown() {
-    for (EmbeddedChannel ch : channels) {
-      ch.finishAndReleaseAll();
-    }
-    loopOwner.finishAndReleaseAll();
+    fx.close();
   }
 
   // ---- helpers ----
 
   private void register(String nspace, int n) {
-    assertEquals(
-        Status.SUCCESS,
-        core.registerNspace(nspace, n, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(n)))));
-    for (int r = 0; r < n; r++) {
-      assertEquals(Status.SUCCESS, core.registerClient(Proc.of(nspace, r), UID, GID, null));
-    }
+    fx.registerLocal(nspace, n);
   }
 
   private EmbeddedChannel channel() {
-    EmbeddedChannel ch =
-        new EmbeddedChannel(
-            new ConnectRequestDecoder(),
-            new FrameDecoder(1 << 16),
-            FrameEncoder.INSTANCE,
-            new PeerHandler(core, Duration.ofSeconds(5), null));
-    channels.add(ch);
-    return ch;
+    return fx.channel();
   }
 
   /** Connects as a client; returns the channel (its slot is the reply's index). */
   private EmbeddedChannel connect(String nspace, int rank) {
-    EmbeddedChannel ch = channel();
-    ConnectRequest req =
-        ConnectRequest.builder()
-            .security("native", new NativeCredential(UID, GID).toBytes())
-            .kind(ConnectorKind.SIMPLE_CLIENT)
-            .procId(nspace, rank)
-            .version("4.2.2rc2")
-            .padPresent(true)
-            .build();
-    assertFalse(ch.writeInbound(ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req)));
+    EmbeddedChannel ch = fx.connectClient(nspace, rank);
     ByteBuf reply = ch.readOutbound();
     assertTrue(reply != null, "refused");
     reply.release();

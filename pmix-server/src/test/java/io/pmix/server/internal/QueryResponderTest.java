@@ -23,14 +23,9 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
-import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
-import io.pmix.server.ServerOptions;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -50,41 +45,42 @@ class QueryResponderTest {
   private static final int UID = Rendezvous.effectiveIds()[0];
   private static final int GID = Rendezvous.effectiveIds()[1];
 
+  private EmbeddedCore fx;
   private EmbeddedChannel loopOwner;
   private ServerCore core;
-  private final List<EmbeddedChannel> channels = new ArrayList<>();
   private final List<List<Value.Query>> hostQueries = new ArrayList<>();
 
   private void start(HostModule host) {
-    loopOwner = new EmbeddedChannel();
-    ServerOptions opts =
-        ServerOptions.builder().hostname("vm").trustClaimedCredentials(true).toolSupport(true).build();
-    core = new ServerCore(loopOwner.eventLoop(), host, Runnable::run, opts);
+    fx = new EmbeddedCore(host, EmbeddedCore.options().toolSupport(true).build(), false, UID, GID);
+    loopOwner = fx.loopOwner;
+    core = fx.core;
   }
 
   @AfterEach
   void tearDown() {
-    for (EmbeddedChannel ch : channels) {
-      ch.finishAndReleaseAll();
+    if (fx != null) {
+      fx.close();
     }
-    loopOwner.finishAndReleaseAll();
   }
 
   private EmbeddedChannel channel() {
-    EmbeddedChannel ch =
-        new EmbeddedChannel(
-            new ConnectRequestDecoder(),
-            new FrameDecoder(1 << 16),
-            FrameEncoder.INSTANCE,
-            new PeerHandler(core, Duration.ofSeconds(5), null));
-    channels.add(ch);
-    return ch;
+    return fx.channel();
   }
 
   private static void drain(EmbeddedChannel ch) {
-    for (ByteBuf b; (b = ch.readOutbound()) != null; ) {
-      b.release();
-    }
+    EmbeddedCore.drain(ch);
+  }
+
+  /** A connected client of {@code nspace:rank}. */
+  private EmbeddedChannel client(String nspace, int rank) {
+    EmbeddedChannel ch = fx.connectClient(nspace, rank);
+    loopOwner.runPendingTasks();
+    drain(ch);
+    return ch;
+  }
+
+  private void registerJob(String nspace, int n) {
+    fx.registerLocal(nspace, n);
   }
 
   /** A connected tool (the server assigns its identity). */
@@ -104,32 +100,6 @@ class QueryResponderTest {
     drain(ch);
     assertTrue(ch.isActive());
     return ch;
-  }
-
-  /** A connected client of {@code nspace:rank}. */
-  private EmbeddedChannel client(String nspace, int rank) {
-    EmbeddedChannel ch = channel();
-    ConnectRequest r =
-        ConnectRequest.builder()
-            .security("native", new NativeCredential(UID, GID).toBytes())
-            .kind(ConnectorKind.SIMPLE_CLIENT)
-            .procId(nspace, rank)
-            .version("4.2.2rc2")
-            .padPresent(true)
-            .build();
-    assertFalse(ch.writeInbound(ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, r)));
-    loopOwner.runPendingTasks();
-    drain(ch);
-    return ch;
-  }
-
-  private void registerJob(String nspace, int n) {
-    assertEquals(
-        Status.SUCCESS,
-        core.registerNspace(nspace, n, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(n)))));
-    for (int r = 0; r < n; r++) {
-      assertEquals(Status.SUCCESS, core.registerClient(Proc.of(nspace, r), UID, GID, null));
-    }
   }
 
   /** Sends a QUERY on tag 103 and returns the reply payload. */

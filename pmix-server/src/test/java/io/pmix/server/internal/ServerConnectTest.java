@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -18,16 +17,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
-import io.pmix.common.internal.wire.ConnectRequest;
-import io.pmix.common.internal.wire.ConnectRequestCodec;
-import io.pmix.common.internal.wire.ConnectRequestDecoder;
-import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
-import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
-import io.pmix.server.ServerOptions;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -73,34 +63,33 @@ class ServerConnectTest {
     }
   }
 
+  private EmbeddedCore fx;
   private EmbeddedChannel loopOwner;
   private ServerCore core;
-  private final List<EmbeddedChannel> channels = new ArrayList<>();
 
   private void start(HostModule host) {
-    loopOwner = new EmbeddedChannel();
-    loopOwner.freezeTime();
-    ServerOptions opts =
-        ServerOptions.builder().hostname("vm").trustClaimedCredentials(true).build();
-    core = new ServerCore(loopOwner.eventLoop(), host, Runnable::run, opts);
+    fx = new EmbeddedCore(host, EmbeddedCore.options().build(), true, UID, GID);
+    loopOwner = fx.loopOwner;
+    core = fx.core;
   }
 
   @AfterEach
   void tearDown() {
-    for (EmbeddedChannel ch : channels) {
-      ch.finishAndReleaseAll();
+    if (fx != null) {
+      fx.close();
     }
-    loopOwner.finishAndReleaseAll();
   }
 
   /** A namespace of {@code size} procs, all on this node. */
   private void registerLocal(String nspace, int size) {
-    assertEquals(
-        Status.SUCCESS,
-        core.registerNspace(nspace, size, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(size)))));
-    for (int r = 0; r < size; r++) {
-      assertEquals(Status.SUCCESS, core.registerClient(Proc.of(nspace, r), UID, GID, null));
-    }
+    fx.registerLocal(nspace, size);
+  }
+
+  private EmbeddedChannel client(String nspace, int rank) {
+    EmbeddedChannel ch = fx.connectClient(nspace, rank);
+    ByteBuf reply = ch.readOutbound();
+    reply.release();
+    return ch;
   }
 
   /** commands.md 9.1's "testjob": ranks 0 and 1 here, 2 and 3 on remotenode. */
@@ -113,28 +102,6 @@ class ServerConnectTest {
     assertEquals(Status.SUCCESS, core.registerNspace("testjob", 2, infos));
     assertEquals(Status.SUCCESS, core.registerClient(Proc.of("testjob", 0), UID, GID, null));
     assertEquals(Status.SUCCESS, core.registerClient(Proc.of("testjob", 1), UID, GID, null));
-  }
-
-  private EmbeddedChannel client(String nspace, int rank) {
-    EmbeddedChannel ch =
-        new EmbeddedChannel(
-            new ConnectRequestDecoder(),
-            new FrameDecoder(1 << 16),
-            FrameEncoder.INSTANCE,
-            new PeerHandler(core, Duration.ofSeconds(5), null));
-    channels.add(ch);
-    ConnectRequest req =
-        ConnectRequest.builder()
-            .security("native", new NativeCredential(UID, GID).toBytes())
-            .kind(ConnectorKind.SIMPLE_CLIENT)
-            .procId(nspace, rank)
-            .version("4.2.2rc2")
-            .padPresent(true)
-            .build();
-    assertFalse(ch.writeInbound(ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req)));
-    ByteBuf reply = ch.readOutbound();
-    reply.release();
-    return ch;
   }
 
   private static ByteBuf request(int tag, int cmd, List<Proc> procs, List<Info> info) {

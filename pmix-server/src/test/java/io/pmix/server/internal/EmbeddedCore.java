@@ -1,0 +1,114 @@
+package io.pmix.server.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectRequestCodec;
+import io.pmix.common.internal.wire.ConnectRequestDecoder;
+import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameEncoder;
+import io.pmix.common.internal.wire.NativeCredential;
+import io.pmix.server.HostModule;
+import io.pmix.server.ServerOptions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The fixture of the server core's unit tests: a {@link ServerCore} on the event loop of an
+ * {@link EmbeddedChannel} (so the test drives time and tasks), host calls run inline, and peers
+ * as embedded channels with the server's real pipeline. {@link #close} releases every channel.
+ */
+final class EmbeddedCore implements AutoCloseable {
+  /** The ids the fixture's clients and registrations use. */
+  final int uid;
+
+  final int gid;
+  final EmbeddedChannel loopOwner;
+  final ServerCore core;
+  private final List<EmbeddedChannel> channels = new ArrayList<>();
+
+  /**
+   * A core for {@code host} with {@code options}; with {@code frozenTime} the loop's clock only
+   * moves when the test advances it.
+   */
+  EmbeddedCore(HostModule host, ServerOptions options, boolean frozenTime, int uid, int gid) {
+    this.uid = uid;
+    this.gid = gid;
+    loopOwner = new EmbeddedChannel();
+    if (frozenTime) {
+      loopOwner.freezeTime();
+    }
+    core = new ServerCore(loopOwner.eventLoop(), host, Runnable::run, options);
+  }
+
+  /** The options the tests share: node "vm", credentials taken as claimed. */
+  static ServerOptions.Builder options() {
+    return ServerOptions.builder().hostname("vm").trustClaimedCredentials(true);
+  }
+
+  /** Registers {@code nspace} with {@code n} procs, all of them local clients of this node. */
+  void registerLocal(String nspace, int n) {
+    assertEquals(
+        Status.SUCCESS,
+        core.registerNspace(nspace, n, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(n)))));
+    for (int r = 0; r < n; r++) {
+      assertEquals(Status.SUCCESS, core.registerClient(Proc.of(nspace, r), uid, gid, null));
+    }
+  }
+
+  /** A new peer channel with the server's pipeline, not yet connected. */
+  EmbeddedChannel channel() {
+    EmbeddedChannel ch =
+        new EmbeddedChannel(
+            new ConnectRequestDecoder(),
+            new FrameDecoder(1 << 16),
+            FrameEncoder.INSTANCE,
+            new PeerHandler(core, Duration.ofSeconds(5), null));
+    channels.add(ch);
+    return ch;
+  }
+
+  /**
+   * Sends a 4.2.2 client's connect request for {@code nspace:rank} on a new channel and returns
+   * the channel with the handshake reply still queued (null in the queue: refused).
+   */
+  EmbeddedChannel connectClient(String nspace, int rank) {
+    EmbeddedChannel ch = channel();
+    ConnectRequest req =
+        ConnectRequest.builder()
+            .security("native", new NativeCredential(uid, gid).toBytes())
+            .kind(ConnectorKind.SIMPLE_CLIENT)
+            .procId(nspace, rank)
+            .version("4.2.2rc2")
+            .padPresent(true)
+            .build();
+    assertFalse(ch.writeInbound(ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req)));
+    return ch;
+  }
+
+  /** Releases whatever {@code ch} has queued outbound. */
+  static void drain(EmbeddedChannel ch) {
+    for (ByteBuf b; (b = ch.readOutbound()) != null; ) {
+      b.release();
+    }
+  }
+
+  @Override
+  public void close() {
+    for (EmbeddedChannel ch : channels) {
+      ch.finishAndReleaseAll();
+    }
+    loopOwner.finishAndReleaseAll();
+  }
+}
