@@ -23,20 +23,15 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
-import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
-import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -60,23 +55,18 @@ class ServerCoreTest {
   /** Owns the core's "progress thread": embedded loops always report being in the loop. */
   private EmbeddedChannel loopOwner;
   private ServerCore core;
-  private final List<EmbeddedChannel> channels = new ArrayList<>();
+  private EmbeddedCore fx;
 
   @BeforeEach
   void setUp() {
-    loopOwner = new EmbeddedChannel();
-    loopOwner.freezeTime();
-    ServerOptions opts =
-        ServerOptions.builder().hostname("vm").trustClaimedCredentials(true).build();
-    core = new ServerCore(loopOwner.eventLoop(), new HostModule() {}, Runnable::run, opts);
+    fx = new EmbeddedCore(new HostModule() {}, EmbeddedCore.options().build(), true, UID, GID);
+    loopOwner = fx.loopOwner;
+    core = fx.core;
   }
 
   @AfterEach
   void tearDown() {
-    for (EmbeddedChannel ch : channels) {
-      ch.finishAndReleaseAll();
-    }
-    loopOwner.finishAndReleaseAll();
+    fx.close();
   }
 
   /** The "min" registration of commands.md section 9.1: two nodes, ranks 0 and 1 local. */
@@ -93,14 +83,7 @@ class ServerCoreTest {
   }
 
   private EmbeddedChannel newChannel() {
-    EmbeddedChannel ch =
-        new EmbeddedChannel(
-            new ConnectRequestDecoder(),
-            new FrameDecoder(1 << 16),
-            FrameEncoder.INSTANCE,
-            new PeerHandler(core, Duration.ofSeconds(5), null));
-    channels.add(ch);
-    return ch;
+    return fx.channel();
   }
 
   private static ConnectRequest clientRequest(String nspace, int rank, int uid, int gid) {
@@ -445,9 +428,10 @@ class ServerCoreTest {
   @Test
   void publishCarriesTheAuthenticatedIdentityNotTheClaimedOne() {
     List<List<Info>> published = new ArrayList<>();
-    core =
-        new ServerCore(
-            loopOwner.eventLoop(),
+    // This test's own host: a fresh fixture around it.
+    fx.close();
+    fx =
+        new EmbeddedCore(
             new HostModule() {
               @Override
               public java.util.concurrent.CompletionStage<Void> publish(Proc proc, List<Info> info) {
@@ -455,8 +439,12 @@ class ServerCoreTest {
                 return java.util.concurrent.CompletableFuture.completedFuture(null);
               }
             },
-            Runnable::run,
-            ServerOptions.builder().hostname("vm").trustClaimedCredentials(true).build());
+            EmbeddedCore.options().build(),
+            true,
+            UID,
+            GID);
+    loopOwner = fx.loopOwner;
+    core = fx.core;
     registerTestjob();
     EmbeddedChannel r0 = newChannel();
     connect(r0, "testjob", 0);

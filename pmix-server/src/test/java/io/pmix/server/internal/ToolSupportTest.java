@@ -23,16 +23,12 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
-import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -85,45 +81,35 @@ class ToolSupportTest {
   private EmbeddedChannel loopOwner;
   private ServerCore core;
   private FakeHost host;
-  private final List<EmbeddedChannel> channels = new ArrayList<>();
+  private EmbeddedCore fx;
 
   private void start(boolean toolSupport, boolean hostDecides) {
     start(toolSupport, hostDecides, true);
   }
 
   private void start(boolean toolSupport, boolean hostDecides, boolean trustClaims) {
-    loopOwner = new EmbeddedChannel();
     host = new FakeHost();
     host.implementsToolConnected = hostDecides;
     ServerOptions opts =
-        ServerOptions.builder()
-            .hostname("vm")
+        EmbeddedCore.options()
             .serverRank(SERVER_RANK)
             .trustClaimedCredentials(trustClaims)
             .toolSupport(toolSupport)
             .build();
-    core = new ServerCore(loopOwner.eventLoop(), host, Runnable::run, opts);
+    fx = new EmbeddedCore(host, opts, false, UID, GID);
+    loopOwner = fx.loopOwner;
+    core = fx.core;
   }
 
   @AfterEach
   void tearDown() {
-    for (EmbeddedChannel ch : channels) {
-      ch.finishAndReleaseAll();
-    }
-    if (loopOwner != null) {
-      loopOwner.finishAndReleaseAll();
+    if (fx != null) {
+      fx.close();
     }
   }
 
   private EmbeddedChannel newChannel() {
-    EmbeddedChannel ch =
-        new EmbeddedChannel(
-            new ConnectRequestDecoder(),
-            new FrameDecoder(1 << 16),
-            FrameEncoder.INSTANCE,
-            new PeerHandler(core, Duration.ofSeconds(5), null));
-    channels.add(ch);
-    return ch;
+    return fx.channel();
   }
 
   private static ConnectRequest.Builder tool(ConnectorKind kind, int uid, int gid) {
