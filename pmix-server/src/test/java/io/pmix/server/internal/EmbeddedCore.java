@@ -2,15 +2,20 @@ package io.pmix.server.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
@@ -23,6 +28,7 @@ import io.pmix.server.ServerOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The fixture of the server core's unit tests: a {@link ServerCore} on the event loop of an
@@ -101,6 +107,43 @@ final class EmbeddedCore implements AutoCloseable {
   static void drain(EmbeddedChannel ch) {
     for (ByteBuf b; (b = ch.readOutbound()) != null; ) {
       b.release();
+    }
+  }
+
+  /** A frame to the server: the 16-byte header (pindex 0, {@code tag}, length, 0) and the body. */
+  static ByteBuf frame(int tag, Consumer<PmixWriter> body) {
+    ByteBuf payload = Unpooled.buffer();
+    body.accept(new PmixWriter(payload));
+    ByteBuf f = Unpooled.buffer();
+    f.writeInt(0).writeInt(tag).writeInt(payload.readableBytes()).writeInt(0);
+    f.writeBytes(payload);
+    payload.release();
+    return f;
+  }
+
+  /** A frame carrying command {@code cmd}, then what {@code rest} packs. */
+  static ByteBuf command(int tag, int cmd, Consumer<PmixWriter> rest) {
+    return frame(
+        tag,
+        w -> {
+          w.packByteEnum(DataType.COMMAND, cmd);
+          rest.accept(w);
+        });
+  }
+
+  /** Reads one outbound frame: asserts its pindex (0), tag and length, returns its payload. */
+  static byte[] readFrame(EmbeddedChannel ch, int tag) {
+    ByteBuf out = ch.readOutbound();
+    assertTrue(out != null, "no reply on tag " + tag);
+    try {
+      assertEquals(0, out.readInt(), "pindex");
+      assertEquals(tag, out.readInt(), "tag");
+      int n = out.readInt();
+      out.skipBytes(4);
+      assertEquals(n, out.readableBytes());
+      return ByteBufUtil.getBytes(out);
+    } finally {
+      out.release();
     }
   }
 

@@ -1,5 +1,7 @@
 package io.pmix.server.internal;
 
+import static io.pmix.server.internal.EmbeddedCore.command;
+import static io.pmix.server.internal.EmbeddedCore.readFrame;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -7,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -96,32 +97,6 @@ class LifecycleTest {
     assertTrue(reply != null, "refused");
     reply.release();
     return ch;
-  }
-
-  private static ByteBuf command(int tag, int cmd, Consumer<PmixWriter> rest) {
-    ByteBuf payload = Unpooled.buffer();
-    PmixWriter w = new PmixWriter(payload);
-    w.packByteEnum(DataType.COMMAND, cmd);
-    rest.accept(w);
-    ByteBuf f = Unpooled.buffer();
-    f.writeInt(0).writeInt(tag).writeInt(payload.readableBytes()).writeInt(0);
-    f.writeBytes(payload);
-    payload.release();
-    return f;
-  }
-
-  private static byte[] readFrame(EmbeddedChannel ch, int tag) {
-    ByteBuf out = ch.readOutbound();
-    assertTrue(out != null, "no reply on tag " + tag);
-    try {
-      out.readInt();
-      assertEquals(tag, out.readInt(), "tag");
-      out.readInt();
-      out.skipBytes(4);
-      return ByteBufUtil.getBytes(out);
-    } finally {
-      out.release();
-    }
   }
 
   private static Status status(EmbeddedChannel ch, int tag) {

@@ -16,7 +16,6 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
-import io.pmix.common.codec.PmixWriter;
 import io.pmix.server.HostModule;
 import java.util.ArrayList;
 import java.util.List;
@@ -105,20 +104,17 @@ class ServerConnectTest {
   }
 
   private static ByteBuf request(int tag, int cmd, List<Proc> procs, List<Info> info) {
-    ByteBuf payload = Unpooled.buffer();
-    PmixWriter w = new PmixWriter(payload);
-    w.packByteEnum(DataType.COMMAND, cmd);
-    w.packSize(procs.size());
-    w.pack(DataType.PROC, procs);
-    w.packSize(info.size());
-    if (!info.isEmpty()) {
-      w.packInfos(info);
-    }
-    ByteBuf f = Unpooled.buffer();
-    f.writeInt(0).writeInt(tag).writeInt(payload.readableBytes()).writeInt(0);
-    f.writeBytes(payload);
-    payload.release();
-    return f;
+    return EmbeddedCore.command(
+        tag,
+        cmd,
+        w -> {
+          w.packSize(procs.size());
+          w.pack(DataType.PROC, procs);
+          w.packSize(info.size());
+          if (!info.isEmpty()) {
+            w.packInfos(info);
+          }
+        });
   }
 
   /** The reply on {@code tag}, once the tasks host completions queued on the loop have run. */

@@ -1,5 +1,8 @@
 package io.pmix.server.internal;
 
+import static io.pmix.server.internal.EmbeddedCore.command;
+import static io.pmix.server.internal.EmbeddedCore.frame;
+import static io.pmix.server.internal.EmbeddedCore.readFrame;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -111,41 +114,6 @@ class ServerCoreTest {
       return reply.readInt();
     } finally {
       reply.release();
-    }
-  }
-
-  private static ByteBuf frame(int tag, Consumer<PmixWriter> body) {
-    ByteBuf payload = Unpooled.buffer();
-    body.accept(new PmixWriter(payload));
-    ByteBuf f = Unpooled.buffer();
-    f.writeInt(0).writeInt(tag).writeInt(payload.readableBytes()).writeInt(0);
-    f.writeBytes(payload);
-    payload.release();
-    return f;
-  }
-
-  private static ByteBuf command(int tag, int cmd, Consumer<PmixWriter> rest) {
-    return frame(
-        tag,
-        w -> {
-          w.packByteEnum(DataType.COMMAND, cmd);
-          rest.accept(w);
-        });
-  }
-
-  /** Reads one outbound frame: asserts its tag, returns its payload bytes. */
-  private static byte[] readFrame(EmbeddedChannel ch, int tag) {
-    ByteBuf out = ch.readOutbound();
-    assertTrue(out != null, "no reply");
-    try {
-      assertEquals(0, out.readInt(), "pindex");
-      assertEquals(tag, out.readInt(), "tag");
-      int n = out.readInt();
-      out.skipBytes(4);
-      assertEquals(n, out.readableBytes());
-      return ByteBufUtil.getBytes(out);
-    } finally {
-      out.release();
     }
   }
 

@@ -1,5 +1,7 @@
 package io.pmix.server.internal;
 
+import static io.pmix.server.internal.EmbeddedCore.frame;
+import static io.pmix.server.internal.EmbeddedCore.readFrame;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -20,7 +22,6 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
-import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectorKind;
@@ -33,7 +34,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -170,31 +170,6 @@ class ToolSupportTest {
     byte[] out = ByteBufUtil.getBytes(all);
     all.release();
     return out;
-  }
-
-  private static ByteBuf frame(int tag, Consumer<PmixWriter> body) {
-    ByteBuf payload = Unpooled.buffer();
-    body.accept(new PmixWriter(payload));
-    ByteBuf f = Unpooled.buffer();
-    f.writeInt(0).writeInt(tag).writeInt(payload.readableBytes()).writeInt(0);
-    f.writeBytes(payload);
-    payload.release();
-    return f;
-  }
-
-  private static byte[] readFrame(EmbeddedChannel ch, int tag) {
-    ByteBuf out = ch.readOutbound();
-    assertTrue(out != null, "no reply");
-    try {
-      assertEquals(0, out.readInt(), "pindex");
-      assertEquals(tag, out.readInt(), "tag");
-      int n = out.readInt();
-      out.skipBytes(4);
-      assertEquals(n, out.readableBytes());
-      return ByteBufUtil.getBytes(out);
-    } finally {
-      out.release();
-    }
   }
 
   private void finalizeAndClose(EmbeddedChannel ch, int tag) {
