@@ -78,14 +78,16 @@ final class QueryResponder {
 
   private final ServerCore core;
   private final HostModule host;
+  private final HostCalls hostCalls;
   private final ServerOptions options;
   private final Map<Proc, ProcDetails> details = new HashMap<>();
   /** Attributes the host registered per function, replacing the defaults for that function. */
   private final Map<String, List<Value.RegAttr>> registered = new LinkedHashMap<>();
 
-  QueryResponder(ServerCore core, HostModule host, ServerOptions options) {
+  QueryResponder(ServerCore core, HostModule host, HostCalls hostCalls, ServerOptions options) {
     this.core = requireNonNull(core, "core");
     this.host = requireNonNull(host, "host");
+    this.hostCalls = requireNonNull(hostCalls, "hostCalls");
     this.options = requireNonNull(options, "options");
   }
 
@@ -131,7 +133,7 @@ final class QueryResponder {
       return;
     }
     List<Value.Query> hostQueries = List.copyOf(forward);
-    core.callHost(
+    hostCalls.call(
         () -> host.query(peer.proc, hostQueries),
         (info, failure) -> {
           if (failure == null) {
@@ -149,9 +151,9 @@ final class QueryResponder {
   }
 
   private void reply(Peer peer, int tag, Status status, List<Info> info) {
-    Status s = status.equals(Status.OPERATION_SUCCEEDED) ? Status.SUCCESS : status;
+    Status s = Replies.clientStatus(status);
     List<Info> answer = List.copyOf(info);
-    core.send(
+    Replies.send(
         peer,
         tag,
         w -> {

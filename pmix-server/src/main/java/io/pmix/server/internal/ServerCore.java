@@ -85,7 +85,7 @@ public final class ServerCore {
 
   private final EventLoop loop;
   private final HostModule host;
-  private final Executor hostExecutor;
+  private final HostCalls hostCalls;
   private final ServerOptions options;
   private final CodecLimits limits;
 
@@ -121,11 +121,11 @@ public final class ServerCore {
   public ServerCore(EventLoop loop, HostModule host, Executor hostExecutor, ServerOptions options) {
     this.loop = requireNonNull(loop, "loop");
     this.host = requireNonNull(host, "host");
-    this.hostExecutor = requireNonNull(hostExecutor, "hostExecutor");
+    this.hostCalls = new HostCalls(loop, hostExecutor);
     this.options = requireNonNull(options, "options");
     this.limits = CodecLimits.DEFAULT.withMaxStringBytes(options.maxMessageSize());
-    this.tools = new ToolSupport(this, host, options, limits);
-    this.queryResponder = new QueryResponder(this, host, options);
+    this.tools = new ToolSupport(this, host, hostCalls, options, limits);
+    this.queryResponder = new QueryResponder(this, host, hostCalls, options);
   }
 
   /** The progress thread. */
@@ -268,7 +268,7 @@ public final class ServerCore {
     if (allLocalFinalized(ns)) {
       fireLocalAppFinalized(ns);
     }
-    runEpilogs(List.copyOf(info.epilogs));
+    hostCalls.runEpilogs(List.copyOf(info.epilogs));
     return Status.SUCCESS;
   }
 
@@ -355,7 +355,7 @@ public final class ServerCore {
       epilogs.addAll(r.epilogs);
     }
     epilogs.addAll(ns.epilogs);
-    runEpilogs(epilogs);
+    hostCalls.runEpilogs(epilogs);
     return Status.SUCCESS;
   }
 
@@ -417,29 +417,7 @@ public final class ServerCore {
     }
     ns.localAppFiniFired = true;
     String name = ns.name;
-    callHost(() -> host.localAppFinalized(name), (v, failure) -> {});
-  }
-
-  /** Runs host-registered cleanup on the host executor (host code never runs here). */
-  private void runEpilogs(List<Runnable> epilogs) {
-    if (epilogs.isEmpty()) {
-      return;
-    }
-    List<Runnable> copy = List.copyOf(epilogs);
-    try {
-      hostExecutor.execute(
-          () -> {
-            for (Runnable r : copy) {
-              try {
-                r.run();
-              } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "an epilog failed", e);
-              }
-            }
-          });
-    } catch (RejectedExecutionException e) {
-      LOG.log(Level.WARNING, "epilogs not run: the host executor refused them");
-    }
+    hostCalls.call(() -> host.localAppFinalized(name), (v, failure) -> {});
   }
 
   /** A copy of the bookkeeping. */
@@ -644,7 +622,7 @@ public final class ServerCore {
   }
 
   private void sendNotify(Peer p, Status code, Proc source, int range, List<Info> info) {
-    send(
+    Replies.send(
         p,
         Tags.NOTIFY,
         w -> {
@@ -854,7 +832,7 @@ public final class ServerCore {
     ChannelFuture unused = ch.writeAndFlush(reply);
     if (role == ServerSnapshot.Role.CLIENT) {
       Object hostObject = info.hostObject;
-      callHost(
+      hostCalls.call(
           () -> host.clientConnected(peer.proc, hostObject),
           (v, failure) -> {
             if (failure != null && !failure.equals(Status.ERR_NOT_SUPPORTED) && !peer.closed) {
@@ -1114,7 +1092,7 @@ public final class ServerCore {
       code = r.unpackByteEnum(DataType.COMMAND);
       Optional<Command> cmd = Command.fromCode(code);
       if (cmd.isEmpty()) {
-        replyStatus(peer, tag, Status.ERR_NOT_SUPPORTED);
+        Replies.status(peer, tag, Status.ERR_NOT_SUPPORTED);
         return;
       }
       switch (cmd.get()) {
@@ -1168,19 +1146,19 @@ public final class ServerCore {
           handleConnect(peer, tag, r, cmd.get());
           break;
         default:
-          replyStatus(peer, tag, Status.ERR_NOT_SUPPORTED);
+          Replies.status(peer, tag, Status.ERR_NOT_SUPPORTED);
           break;
       }
     } catch (PmixException e) {
       LOG.log(Level.INFO, "malformed request (command {0}) from {1}: {2}", code, peer, e.getMessage());
       if (code != Command.DEREGEVENTS.code()) {
-        replyStatus(peer, tag, e.status());
+        Replies.status(peer, tag, e.status());
       }
     } catch (RuntimeException e) {
       // A value of the wrong type where a field needs another: the peer's bytes are wrong.
       LOG.log(Level.INFO, "unusable request (command " + code + ") from " + peer, e);
       if (code != Command.DEREGEVENTS.code()) {
-        replyStatus(peer, tag, Status.ERR_UNPACK_FAILURE);
+        Replies.status(peer, tag, Status.ERR_UNPACK_FAILURE);
       }
     }
   }
@@ -1206,7 +1184,7 @@ public final class ServerCore {
     }
     JobData data = jd;
     // The REQ reply has no status unit: the namespace, then the job data (commands.md 3.1).
-    send(
+    Replies.send(
         peer,
         tag,
         w -> {
@@ -1223,21 +1201,14 @@ public final class ServerCore {
     long n = r.unpackSize();
     List<Proc> procs = new ArrayList<>();
     if (n > 0) {
-      for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
+      for (Value v : r.unpack(DataType.PROC, Requests.count(n, limits))) {
         procs.add((Proc) v);
       }
     }
     Object hostObject = peer.info.hostObject;
-    callHost(
+    hostCalls.call(
         () -> host.abort(peer.proc, hostObject, status, msg, List.copyOf(procs)),
-        (v, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
-  }
-
-  private int checkCount(long n) {
-    if (n < 0 || n > limits.maxItems()) {
-      throw new PmixException(Status.ERR_BAD_PARAM, "count " + Long.toUnsignedString(n));
-    }
-    return (int) n;
+        (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
   }
 
   // ---- COMMIT ----
@@ -1274,7 +1245,7 @@ public final class ServerCore {
       }
     }
     d.committed = true;
-    replyStatus(peer, tag, Status.SUCCESS);
+    Replies.status(peer, tag, Status.SUCCESS);
     resolveLocalWaits(peer.proc, true);
   }
 
@@ -1283,12 +1254,12 @@ public final class ServerCore {
   private void handleFence(Peer peer, int tag, PmixReader r) {
     List<Proc> procs = readCollectiveProcs(r, Command.FENCENB);
     long ninfo = r.unpackSize();
-    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(Requests.count(ninfo, limits)) : List.of();
     boolean collect = false;
     long timeout = 0;
     for (Info i : info) {
       if (i.key().equals(Keys.COLLECT_DATA.name())) {
-        collect = isTrue(i.value());
+        collect = Requests.isTrue(i.value());
       } else if (i.key().equals(Keys.TIMEOUT.name())) {
         timeout = i.value().asLong();
       }
@@ -1303,7 +1274,7 @@ public final class ServerCore {
       throw new PmixException(Status.ERR_BAD_PARAM, type + " needs at least one proc");
     }
     List<Proc> procs = new ArrayList<>();
-    for (Value v : r.unpack(DataType.PROC, checkCount(n))) {
+    for (Value v : r.unpack(DataType.PROC, Requests.count(n, limits))) {
       procs.add((Proc) v);
     }
     procs.sort(PROC_ORDER);
@@ -1370,10 +1341,6 @@ public final class ServerCore {
   /** Sorted as 4.2.2 sorts fence participants: nspace, then rank read unsigned. */
   private static final Comparator<Proc> PROC_ORDER =
       Comparator.comparing(Proc::nspace).thenComparing((a, b) -> Integer.compareUnsigned(a.rank(), b.rank()));
-
-  private static boolean isTrue(Value v) {
-    return !(v instanceof Value.Bool b) || b.value();
-  }
 
   /** Counts the local participants and decides whether the fence is purely local. */
   private void computeTracker(FenceTracker t) {
@@ -1454,7 +1421,7 @@ public final class ServerCore {
     info.add(Info.of(Keys.LOCAL_COLLECTIVE_STATUS, Value.status(t.localStatus)));
     List<Proc> procs = t.procs;
     List<Info> hostInfo = List.copyOf(info);
-    callHost(
+    hostCalls.call(
         () -> host.fenceNb(procs, hostInfo, data.clone()),
         (bytes, failure) -> {
           if (!trackers.contains(t)) {
@@ -1488,7 +1455,7 @@ public final class ServerCore {
       return;
     }
     for (FenceTracker.Arrival a : t.arrived) {
-      replyStatus(a.peer(), a.tag(), status);
+      Replies.status(a.peer(), a.tag(), status);
     }
   }
 
@@ -1504,7 +1471,7 @@ public final class ServerCore {
   private void handleConnect(Peer peer, int tag, PmixReader r, Command type) {
     List<Proc> procs = readCollectiveProcs(r, type);
     long ninfo = r.unpackSize();
-    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(Requests.count(ninfo, limits)) : List.of();
     long timeout = 0;
     if (type == Command.CONNECTNB) {
       for (Info i : info) {
@@ -1536,7 +1503,7 @@ public final class ServerCore {
     List<Proc> procs = t.procs;
     List<Info> hostInfo = List.copyOf(info);
     boolean connect = t.type == Command.CONNECTNB;
-    callHost(
+    hostCalls.call(
         () -> connect ? host.connect(procs, hostInfo) : host.disconnect(procs, hostInfo),
         (x, failure) -> {
           if (trackers.contains(t)) {
@@ -1560,7 +1527,7 @@ public final class ServerCore {
     }
     for (FenceTracker.Arrival a : t.arrived) {
       Peer peer = a.peer();
-      send(
+      Replies.send(
           peer,
           a.tag(),
           w -> {
@@ -1744,7 +1711,7 @@ public final class ServerCore {
       boolean keyMap = (flags & 0x02) != 0;
       if (keyMap) {
         int nkeys = nr.unpackUInt32();
-        for (Value v : nr.unpack(DataType.STRING, checkCount(Integer.toUnsignedLong(nkeys)))) {
+        for (Value v : nr.unpack(DataType.STRING, Requests.count(Integer.toUnsignedLong(nkeys), limits))) {
           keys.add(v.asString());
         }
       }
@@ -1786,7 +1753,7 @@ public final class ServerCore {
     String nspace = r.unpackString();
     int rank = r.unpackRank();
     long ninfo = r.unpackSize();
-    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(Requests.count(ninfo, limits)) : List.of();
     String key = r.hasRemaining() ? r.unpackString() : null;
     if (nspace == null) {
       throw new PmixException(Status.ERR_BAD_PARAM, "GETNB without a namespace");
@@ -1798,11 +1765,11 @@ public final class ServerCore {
     for (Info i : info) {
       String k = i.key();
       if (k.equals(Keys.IMMEDIATE.name())) {
-        immediate = isTrue(i.value());
+        immediate = Requests.isTrue(i.value());
       } else if (k.equals(Keys.TIMEOUT.name())) {
         timeout = i.value().asLong();
       } else if (k.equals(Keys.GET_REFRESH_CACHE.name())) {
-        refresh = isTrue(i.value());
+        refresh = Requests.isTrue(i.value());
       } else if (k.equals(Keys.DATA_SCOPE.name())) {
         scope = (int) i.value().asLong();
       }
@@ -1825,7 +1792,7 @@ public final class ServerCore {
         }
       }
       if (immediate) {
-        replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+        Replies.status(peer, tag, Status.ERR_NOT_FOUND);
         return;
       }
       requestDmodex(g, info);
@@ -1833,7 +1800,7 @@ public final class ServerCore {
     }
     if (!ns.allRegistered()) {
       if (immediate) {
-        replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+        Replies.status(peer, tag, Status.ERR_NOT_FOUND);
       } else {
         park(g, timeout);
       }
@@ -1850,7 +1817,7 @@ public final class ServerCore {
       if (ri.peerIndex < 0 && !ns.procData.containsKey(rank)) {
         // A local rank that has not connected yet: hold the request.
         if (immediate) {
-          replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+          Replies.status(peer, tag, Status.ERR_NOT_FOUND);
         } else {
           park(g, timeout);
         }
@@ -1862,7 +1829,7 @@ public final class ServerCore {
     }
     if (refresh) {
       if (local) {
-        replyStatus(peer, tag, Status.SUCCESS);
+        Replies.status(peer, tag, Status.SUCCESS);
       } else {
         requestDmodex(g, info);
       }
@@ -1881,7 +1848,7 @@ public final class ServerCore {
         return;
       }
       if (d != null && d.scope(!useLocal).containsKey(key) && scope != SCOPE_GLOBAL) {
-        replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+        Replies.status(peer, tag, Status.ERR_NOT_FOUND);
         return;
       }
     } else if (d != null && d.committed) {
@@ -1889,7 +1856,7 @@ public final class ServerCore {
       return;
     }
     if (immediate) {
-      replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+      Replies.status(peer, tag, Status.ERR_NOT_FOUND);
       return;
     }
     if (local) {
@@ -2020,7 +1987,7 @@ public final class ServerCore {
     }
     Proc target = g.target;
     List<Info> hostInfo = List.copyOf(info);
-    callHost(
+    hostCalls.call(
         () -> host.directModex(target, hostInfo),
         (bytes, failure) -> {
           List<PendingGet> waiting = dmodexWaits.remove(target);
@@ -2102,7 +2069,7 @@ public final class ServerCore {
     PendingGet.ToClient c = g.client();
     Peer peer = c.peer();
     boolean diffNs = ns != null && !peer.ns.name.equals(ns.name);
-    send(
+    Replies.send(
         peer,
         c.tag(),
         w -> {
@@ -2128,7 +2095,7 @@ public final class ServerCore {
     }
     g.done = true;
     PendingGet.ToClient c = g.client();
-    send(
+    Replies.send(
         c.peer(),
         c.tag(),
         w -> {
@@ -2154,7 +2121,7 @@ public final class ServerCore {
       return;
     }
     g.done = true;
-    send(
+    Replies.send(
         c.peer(),
         c.tag(),
         w -> {
@@ -2201,7 +2168,7 @@ public final class ServerCore {
           new PmixException(status, "direct-modex request for " + g.target));
     } else {
       PendingGet.ToClient c = g.client();
-      replyStatus(c.peer(), c.tag(), status);
+      Replies.status(c.peer(), c.tag(), status);
     }
   }
 
@@ -2281,24 +2248,18 @@ public final class ServerCore {
     }
     if (peer.role == ServerSnapshot.Role.CLIENT) {
       Object hostObject = peer.info.hostObject;
-      callHost(
+      hostCalls.call(
           () -> host.clientFinalized(peer.proc, hostObject),
           (v, failure) ->
-              replyFinalize(
+              Replies.finalizeReply(
                   peer,
                   tag,
                   failure == null || failure.equals(Status.ERR_NOT_SUPPORTED)
                       ? Status.SUCCESS
                       : failure));
     } else {
-      replyFinalize(peer, tag, Status.SUCCESS);
+      Replies.finalizeReply(peer, tag, Status.SUCCESS);
     }
-  }
-
-  /** The FINALIZE answer: the one message a finalized peer still receives. */
-  private void replyFinalize(Peer peer, int tag, Status status) {
-    Status s = status.equals(Status.OPERATION_SUCCEEDED) ? Status.SUCCESS : status;
-    send(peer, tag, w -> w.packStatus(s), true);
   }
 
   // ---- PUBLISH / LOOKUP / UNPUBLISH ----
@@ -2307,38 +2268,38 @@ public final class ServerCore {
     int unusedClaimedUid = r.unpackUInt32();
     long n = r.unpackSize();
     List<Info> hostInfo =
-        withAuthenticatedIdentity(peer, n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
-    callHost(
+        withAuthenticatedIdentity(peer, n > 0 ? r.unpackInfos(Requests.count(n, limits)) : List.of());
+    hostCalls.call(
         () -> host.publish(peer.proc, hostInfo),
-        (v, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
+        (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
   }
 
   private void handleLookup(Peer peer, int tag, PmixReader r, boolean lookup) {
     int unusedClaimedUid = r.unpackUInt32();
     long nkeys = r.unpackSize();
     List<String> keys = new ArrayList<>();
-    for (long i = 0; i < checkCount(nkeys); i++) {
+    for (long i = 0; i < Requests.count(nkeys, limits); i++) {
       keys.add(r.unpackString());
     }
     long n = r.unpackSize();
     List<Info> hostInfo =
-        withAuthenticatedIdentity(peer, n > 0 ? r.unpackInfos(checkCount(n)) : List.of());
+        withAuthenticatedIdentity(peer, n > 0 ? r.unpackInfos(Requests.count(n, limits)) : List.of());
     List<String> hostKeys = List.copyOf(keys);
     if (!lookup) {
-      callHost(
+      hostCalls.call(
           () -> host.unpublish(peer.proc, hostKeys, hostInfo),
-          (v, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
+          (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
       return;
     }
-    callHost(
+    hostCalls.call(
         () -> host.lookup(peer.proc, hostKeys, hostInfo),
         (data, failure) -> {
           if (failure != null) {
-            replyStatus(peer, tag, failure);
+            Replies.status(peer, tag, failure);
           } else if (data == null || data.isEmpty()) {
-            replyStatus(peer, tag, Status.ERR_NOT_FOUND);
+            Replies.status(peer, tag, Status.ERR_NOT_FOUND);
           } else {
-            send(
+            Replies.send(
                 peer,
                 tag,
                 w -> {
@@ -2375,20 +2336,20 @@ public final class ServerCore {
     long ncodes = r.unpackSize();
     List<Integer> codes = new ArrayList<>();
     if (ncodes > 0) {
-      for (Value v : r.unpack(DataType.STATUS, checkCount(ncodes))) {
+      for (Value v : r.unpack(DataType.STATUS, Requests.count(ncodes, limits))) {
         codes.add(((Value.StatusValue) v).status().code());
       }
     }
     long ninfo = r.unpackSize();
     if (ninfo > 0) {
-      List<Info> unused = r.unpackInfos(checkCount(ninfo));
+      List<Info> unused = r.unpackInfos(Requests.count(ninfo, limits));
     }
     if (codes.isEmpty()) {
       peer.defaultEvents = true;
     } else {
       peer.eventCodes.addAll(codes);
     }
-    replyStatus(peer, tag, Status.SUCCESS);
+    Replies.status(peer, tag, Status.SUCCESS);
     deliverCached(peer);
   }
 
@@ -2408,14 +2369,14 @@ public final class ServerCore {
     Status code = r.unpackStatus();
     int range = r.unpackByteEnum(DataType.DATA_RANGE);
     long ninfo = r.unpackSize();
-    List<Info> info = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    List<Info> info = ninfo > 0 ? r.unpackInfos(Requests.count(ninfo, limits)) : List.of();
     Status unused = notifyLocal(code, peer.proc, range, info, peer);
-    replyStatus(peer, tag, Status.SUCCESS);
+    Replies.status(peer, tag, Status.SUCCESS);
     if (range != RANGE_LOCAL && range != RANGE_PROC_LOCAL) {
       List<Info> hostInfo = new ArrayList<>(info);
       hostInfo.add(Info.of("pmix.srvr.internal.notify", true));
       List<Info> copy = List.copyOf(hostInfo);
-      callHost(() -> host.notifyEvent(code, peer.proc, range, copy), (v, failure) -> {});
+      hostCalls.call(() -> host.notifyEvent(code, peer.proc, range, copy), (v, failure) -> {});
     }
   }
 
@@ -2425,7 +2386,7 @@ public final class ServerCore {
     long n = r.unpackSize();
     List<Value.Query> queries = new ArrayList<>();
     if (n > 0) {
-      for (Value v : r.unpack(DataType.QUERY, checkCount(n))) {
+      for (Value v : r.unpack(DataType.QUERY, Requests.count(n, limits))) {
         queries.add((Value.Query) v);
       }
     }
@@ -2438,39 +2399,39 @@ public final class ServerCore {
       Value unused = r.unpackOne(DataType.TIME);
     }
     long ndata = r.unpackSize();
-    List<Info> data = ndata > 0 ? r.unpackInfos(checkCount(ndata)) : List.of();
+    List<Info> data = ndata > 0 ? r.unpackInfos(Requests.count(ndata, limits)) : List.of();
     long ndirs = r.unpackSize();
-    List<Info> dirs = new ArrayList<>(ndirs > 0 ? r.unpackInfos(checkCount(ndirs)) : List.of());
+    List<Info> dirs = new ArrayList<>(ndirs > 0 ? r.unpackInfos(Requests.count(ndirs, limits)) : List.of());
     dirs.add(Info.of("pmix.log.source", peer.proc));
     List<Info> d1 = List.copyOf(data);
     List<Info> d2 = List.copyOf(dirs);
-    callHost(
+    hostCalls.call(
         () -> host.log(peer.proc, d1, d2),
-        (x, failure) -> replyStatus(peer, tag, failure == null ? Status.SUCCESS : failure));
+        (x, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
   }
 
   private void handleSpawn(Peer peer, int tag, PmixReader r) {
     long ninfo = r.unpackSize();
-    List<Info> jobInfo = ninfo > 0 ? r.unpackInfos(checkCount(ninfo)) : List.of();
+    List<Info> jobInfo = ninfo > 0 ? r.unpackInfos(Requests.count(ninfo, limits)) : List.of();
     long napps = r.unpackSize();
     List<Value.App> apps = new ArrayList<>();
     if (napps > 0) {
-      for (Value v : r.unpack(DataType.APP, checkCount(napps))) {
+      for (Value v : r.unpack(DataType.APP, Requests.count(napps, limits))) {
         apps.add((Value.App) v);
       }
     }
     List<Info> ji = List.copyOf(jobInfo);
     List<Value.App> ap = List.copyOf(apps);
-    callHost(
+    hostCalls.call(
         () -> host.spawn(peer.proc, ji, ap),
         (nspace, failure) -> {
           if (failure != null || nspace == null) {
-            replyStatus(peer, tag, failure != null ? failure : Status.ERROR);
+            Replies.status(peer, tag, failure != null ? failure : Status.ERROR);
             return;
           }
           Namespace ns = namespaces.get(nspace);
           JobData jd = ns != null && ns.registered ? ns.jobData(options.hostname()) : null;
-          send(
+          Replies.send(
               peer,
               tag,
               w -> {
@@ -2481,89 +2442,6 @@ public final class ServerCore {
                 }
               });
         });
-  }
-
-  // ============================================================================================
-  // Sending and host calls
-  // ============================================================================================
-
-  private void replyStatus(Peer peer, int tag, Status status) {
-    // 4.2.2 never sends OPERATION_SUCCEEDED to a client: it becomes SUCCESS.
-    Status s = status.equals(Status.OPERATION_SUCCEEDED) ? Status.SUCCESS : status;
-    send(peer, tag, w -> w.packStatus(s));
-  }
-
-  void send(Peer peer, int tag, Consumer<PmixWriter> body) {
-    send(peer, tag, body, false);
-  }
-
-  /**
-   * Sends unless the socket is gone; to a finalized peer only its FINALIZE answer ({@code
-   * finalizeReply}): the finalized flag short-circuits every other send path.
-   */
-  private void send(Peer peer, int tag, Consumer<PmixWriter> body, boolean finalizeReply) {
-    if (peer.closed || !peer.channel.isActive() || (peer.finalized() && !finalizeReply)) {
-      return;
-    }
-    ByteBufAllocator alloc = peer.channel.alloc();
-    ByteBuf buf = alloc.buffer();
-    try {
-      body.accept(new PmixWriter(buf, peer.format));
-    } catch (RuntimeException e) {
-      buf.release();
-      LOG.log(Level.WARNING, "could not encode a reply to " + peer, e);
-      ByteBuf err = alloc.buffer();
-      new PmixWriter(err, peer.format).packStatus(Status.ERR_PACK_FAILURE);
-      ChannelFuture unused = peer.channel.writeAndFlush(new Frame(0, tag, err));
-      return;
-    }
-    // The server writes pindex 0 in every header (commands.md section 1.1).
-    ChannelFuture unused = peer.channel.writeAndFlush(new Frame(0, tag, buf));
-  }
-
-  /** What to do, on the progress thread, with an upcall's result or failure status. */
-  interface HostDone<T> {
-    void done(@Nullable T value, @Nullable Status failure);
-  }
-
-  /**
-   * Runs an upcall on the host executor and hands its outcome back to the progress thread. A
-   * host that throws, returns null or fails with a non-PMIx exception is a {@code PMIX_ERROR}.
-   */
-  <T> void callHost(Supplier<CompletionStage<T>> call, HostDone<T> done) {
-    Runnable task =
-        () -> {
-          CompletionStage<T> stage;
-          try {
-            stage = requireNonNull(call.get(), "host returned a null stage");
-          } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "host upcall threw", e);
-            stage = java.util.concurrent.CompletableFuture.failedFuture(e);
-          }
-          stage.whenComplete(
-              (v, e) -> {
-                Status failure = e == null ? null : statusOf(e);
-                try {
-                  loop.execute(() -> done.done(v, failure));
-                } catch (RejectedExecutionException ex) {
-                  // The server stopped meanwhile; nobody is left to answer.
-                }
-              });
-        };
-    try {
-      hostExecutor.execute(task);
-    } catch (RejectedExecutionException e) {
-      done.done(null, Status.ERR_NOT_AVAILABLE);
-    }
-  }
-
-  static Status statusOf(Throwable e) {
-    Throwable t = e;
-    while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException)
-        && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t instanceof PmixException pe ? pe.status() : Status.ERROR;
   }
 
   /** For tests: the number of fences in progress. */

@@ -80,6 +80,7 @@ final class ToolSupport {
 
   private final ServerCore core;
   private final HostModule host;
+  private final HostCalls hostCalls;
   private final ServerOptions options;
   private final CodecLimits limits;
   private final int serverUid;
@@ -87,9 +88,12 @@ final class ToolSupport {
   private final Set<Namespace> toolNamespaces = Collections.newSetFromMap(new IdentityHashMap<>());
   private int counter;
 
-  ToolSupport(ServerCore core, HostModule host, ServerOptions options, CodecLimits limits) {
+  ToolSupport(
+      ServerCore core, HostModule host, HostCalls hostCalls, ServerOptions options,
+      CodecLimits limits) {
     this.core = requireNonNull(core, "core");
     this.host = requireNonNull(host, "host");
+    this.hostCalls = requireNonNull(hostCalls, "hostCalls");
     this.options = requireNonNull(options, "options");
     this.limits = requireNonNull(limits, "limits");
     this.serverUid = Rendezvous.effectiveIds()[0];
@@ -127,7 +131,7 @@ final class ToolSupport {
     }
     List<Info> info = hostInfo(r);
     List<Info> hostCopy = List.copyOf(info);
-    core.callHost(
+    hostCalls.call(
         () -> host.toolConnected(hostCopy),
         (proc, failure) -> done.accept(decided(r, proc, failure)));
   }
@@ -363,7 +367,7 @@ final class ToolSupport {
     }
     String nspace = peer.ns.name;
     String version = peer.version;
-    core.send(
+    Replies.send(
         peer,
         tag,
         w -> {
