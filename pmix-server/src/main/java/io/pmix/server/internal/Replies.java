@@ -6,6 +6,7 @@ import io.netty.channel.ChannelFuture;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.wire.Frame;
+import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
 import java.util.function.Consumer;
 
@@ -42,22 +43,22 @@ public final class Replies {
   }
 
   private static void send(Peer peer, int tag, Consumer<PmixWriter> body, boolean finalizeReply) {
-    if (peer.closed || !peer.channel.isActive() || (peer.finalized() && !finalizeReply)) {
+    if (peer.closed() || !peer.channel().isActive() || (peer.finalized() && !finalizeReply)) {
       return;
     }
-    ByteBufAllocator alloc = peer.channel.alloc();
+    ByteBufAllocator alloc = peer.channel().alloc();
     ByteBuf buf = alloc.buffer();
     try {
-      body.accept(new PmixWriter(buf, peer.format));
+      body.accept(new PmixWriter(buf, peer.format()));
     } catch (RuntimeException e) {
       buf.release();
       LOG.log(Level.WARNING, "could not encode a reply to " + peer, e);
       ByteBuf err = alloc.buffer();
-      new PmixWriter(err, peer.format).packStatus(Status.ERR_PACK_FAILURE);
-      ChannelFuture unused = peer.channel.writeAndFlush(new Frame(0, tag, err));
+      new PmixWriter(err, peer.format()).packStatus(Status.ERR_PACK_FAILURE);
+      ChannelFuture unused = peer.channel().writeAndFlush(new Frame(0, tag, err));
       return;
     }
     // The server writes pindex 0 in every header (docs/commands.md §1.1).
-    ChannelFuture unused = peer.channel.writeAndFlush(new Frame(0, tag, buf));
+    ChannelFuture unused = peer.channel().writeAndFlush(new Frame(0, tag, buf));
   }
 }
