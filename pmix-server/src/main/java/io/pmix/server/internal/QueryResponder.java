@@ -11,6 +11,8 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.codec.CodecLimits;
+import io.pmix.common.codec.PmixReader;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
@@ -18,8 +20,6 @@ import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.RankInfo;
 import io.pmix.server.internal.lifecycle.Registry;
-import io.pmix.common.codec.CodecLimits;
-import io.pmix.common.codec.PmixReader;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,7 +32,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Answers QUERY (docs/commands.md §3.9) from what the server knows, and hands the rest to the
- * host's {@link HostModule#query}. Reads the {@link Registry}, never changes it; progress thread only.
+ * host's {@link HostModule#query}. Reads the {@link Registry}, never changes it; progress thread
+ * only.
  *
  * <p>Answered here (each as one info keyed by the query key, the layout PRRTE uses):
  *

@@ -193,22 +193,28 @@ public final class ServerCore {
   /** Registers (or re-registers) a namespace; SUCCESS or the reason it was refused. */
   public Status registerNspace(String nspace, int nlocalprocs, List<Info> infos) {
     checkLoop();
-    return stopping ? Status.ERR_NOT_AVAILABLE : lifecycle.registerNspace(nspace, nlocalprocs, infos);
+    if (stopping) {
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    return lifecycle.registerNspace(nspace, nlocalprocs, infos);
   }
 
   /** Registers a local client; creates a placeholder namespace if needed. */
   public Status registerClient(Proc proc, int uid, int gid, @Nullable Object hostObject) {
     checkLoop();
-    return stopping ? Status.ERR_NOT_AVAILABLE : lifecycle.registerClient(proc, uid, gid, hostObject);
+    if (stopping) {
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    return lifecycle.registerClient(proc, uid, gid, hostObject);
   }
 
-  /** Deregisters a client (docs/lifecycle.md §6.2.5; {@link PeerLifecycle#deregisterClient}). */
+  /** Deregisters a client (docs/lifecycle.md §6.2.5, {@link PeerLifecycle#deregisterClient}). */
   public Status deregisterClient(Proc proc) {
     checkLoop();
     return lifecycle.deregisterClient(proc);
   }
 
-  /** Deregisters a namespace (docs/lifecycle.md §6.2.6; {@link PeerLifecycle#deregisterNspace}). */
+  /** Deregisters a namespace (docs/lifecycle.md §6.2.6, {@link PeerLifecycle#deregisterNspace}). */
   public Status deregisterNspace(String nspace) {
     checkLoop();
     return lifecycle.deregisterNspace(nspace);
@@ -217,7 +223,10 @@ public final class ServerCore {
   /** Registers cleanup for a rank (run at its deregistration) or a namespace (wildcard rank). */
   public Status registerEpilog(Proc proc, Runnable epilog) {
     checkLoop();
-    return stopping ? Status.ERR_NOT_AVAILABLE : lifecycle.registerEpilog(proc, epilog);
+    if (stopping) {
+      return Status.ERR_NOT_AVAILABLE;
+    }
+    return lifecycle.registerEpilog(proc, epilog);
   }
 
   /**
@@ -280,7 +289,7 @@ public final class ServerCore {
   // Connections and frames (called by PeerHandler)
   // ============================================================================================
 
-  /** Decides a connect request ({@link Admission#accept(Channel, ConnectRequest, OptionalInt, Consumer)}). */
+  /** Decides a connect request, perhaps later (a tool's; {@link Admission}). */
   public void accept(
       Channel ch, ConnectRequest req, OptionalInt kernelUid, Consumer<Optional<Object>> done) {
     checkLoop();

@@ -58,7 +58,7 @@ public final class PeerLifecycle {
 
   /**
    * What the rest of the server does when a lifecycle rule fires. Implementations answer the
-   * requests concerned and prune their own state; they never change the registry.
+   * requests concerned and prune their own state; they never change peers, ranks or counters.
    */
   public interface Effects {
     /** The peer's client-scoped registrations end: events, forwarding, its parked GETs. */

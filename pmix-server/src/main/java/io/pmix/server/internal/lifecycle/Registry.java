@@ -158,12 +158,10 @@ public final class Registry {
     return peer;
   }
 
-  /** Nulls the peer's own slot; false if it did not hold it (already freed). */
-  boolean vacate(Peer p) {
-    if (!holds(p)) {
-      return false;
+  /** Nulls the peer's own slot (never another's); nothing if it was freed already. */
+  void vacate(Peer p) {
+    if (holds(p)) {
+      slots.set(p.index(), null);
     }
-    slots.set(p.index(), null);
-    return true;
   }
 }

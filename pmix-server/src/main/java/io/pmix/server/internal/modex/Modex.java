@@ -34,10 +34,10 @@ import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The modex: COMMIT (docs/commands.md §3.3) stores a process's data by scope; GETNB (§3.5) answers
- * from it at once, waits for a local target's commit, or asks the host's {@code directModex} for
- * another node's process; the host's own {@code PMIx_server_dmodex_request} (§7.2) waits the same
- * way. The waiting and the answers are {@link PendingGets} and {@link GetAnswers}; the data is
+ * The modex: COMMIT (docs/commands.md §3.3) stores a process's data by scope; GETNB (§3.5)
+ * answers from it at once, waits for a local target's commit, or asks the host's {@code
+ * directModex} for another node's process; the host's own {@code PMIx_server_dmodex_request}
+ * (§7.2) waits the same way. The waiting and the answers are {@link PendingGets} and {@link GetAnswers}; the data is
  * each namespace's {@link NamespaceData}.
  *
  * <p>Lifecycle (docs/lifecycle.md §6.2.4, §6.2.6): a peer's own parked requests go with its cycle
