@@ -92,7 +92,7 @@ public interface HostModule {
    *
    * @param procs the participants, sorted
    * @param info the callers' directives plus {@code pmix.sorted.parr} and {@code pmix.loc.col.st}
-   * @param data this node's contribution (commands.md section 7.1): one BYTE_OBJECT unit, empty
+   * @param data this node's contribution (docs/commands.md §7.1): one BYTE_OBJECT unit, empty
    *     when no data collection was requested
    * @return the concatenation of every node's contribution (each node's BYTE_OBJECT unit, in any
    *     order); empty when nothing was collected
@@ -106,7 +106,7 @@ public interface HostModule {
    *
    * @param proc the target process
    * @param info the client's directives plus {@code pmix.req.key} when a key was named
-   * @return the target's remote data as a concatenation of KVAL units (commands.md section 7.2)
+   * @return the target's remote data as a concatenation of KVAL units (docs/commands.md §7.2)
    */
   default CompletionStage<byte[]> directModex(Proc proc, List<Info> info) {
     return notSupported();

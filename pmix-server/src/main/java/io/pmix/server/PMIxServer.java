@@ -280,7 +280,7 @@ public final class PMIxServer implements AutoCloseable {
    *
    * @param nspace the namespace, at most 255 bytes
    * @param nlocalprocs how many of its processes will connect to this server
-   * @param infos the job-level data by realm (register-nspace.txt DIRECTIVES)
+   * @param infos the job-level data by realm (docs/register-nspace.md, DIRECTIVES)
    * @return {@code PMIX_OPERATION_SUCCEEDED} on success, {@code PMIX_ERR_INIT} before {@link
    *     #start}, {@code PMIX_ERR_NOT_AVAILABLE} after {@link #shutdown}, else the error
    */
@@ -359,7 +359,7 @@ public final class PMIxServer implements AutoCloseable {
 
   /**
    * Registers cleanup to run when a rank or a namespace is deregistered (the epilog of
-   * init-finalize-lifecycle.txt, for what the host reserved on the rank's or the job's behalf).
+   * docs/lifecycle.md, for what the host reserved on the rank's or the job's behalf).
    * For a rank it runs once, when {@link #deregisterClient} or {@link #deregisterNspace} removes
    * the rank; for {@code Proc.wildcard(nspace)} once, when the namespace is deregistered, after
    * its ranks' epilogs. Finalize does not run it: the registration outlives init/finalize cycles.
@@ -451,7 +451,7 @@ public final class PMIxServer implements AutoCloseable {
     }
     env.put("PMIX_SECURITY_MODE", options.allowNoneSecurity() ? "native,none" : "native");
     env.put("PMIX_BFROP_BUFFER_TYPE", options.childBufferType().environmentValue());
-    // Only hash is served; without this a 5.0 client would pick shmem2 (transport.md 9.3).
+    // Only hash is served; without this a 5.0 client would pick shmem2 (docs/transport.md §9.3).
     env.put("PMIX_GDS_MODULE", "hash");
     env.put("PMIX_SERVER_TMPDIR", options.tmpdir().toString());
     env.put("PMIX_SYSTEM_TMPDIR", options.systemTmpdir().toString());
@@ -477,8 +477,8 @@ public final class PMIxServer implements AutoCloseable {
    * The data a local process committed for other nodes ({@code PMIx_server_dmodex_request}): what
    * a host calls when another node's host asks it for {@code proc}'s data, and hands back as that
    * node's {@link HostModule#directModex} answer. The bytes are the REMOTE-scope data (its REMOTE
-   * and GLOBAL puts) as bare KVAL units in the server's native encoding (commands.md 7.2); for
-   * {@code Proc.wildcard(nspace)} the namespace's job-level data.
+   * and GLOBAL puts) as bare KVAL units in the server's native encoding (docs/commands.md §7.2);
+   * for {@code Proc.wildcard(nspace)} the namespace's job-level data.
    *
    * <p>If the process has not committed yet, or its namespace or rank is not registered here
    * yet, the stage waits until it commits. It fails with a {@link PmixException} carrying:

@@ -215,7 +215,7 @@ public final class ServerOptions {
 
     /**
      * The server's namespace. It must not contain a dot: a C tool handed the URI splits the
-     * namespace from the rank at the first dot (transport.md section 3.2).
+     * namespace from the rank at the first dot (docs/transport.md §3.2).
      */
     @CanIgnoreReturnValue
     public Builder serverNspace(String nspace) {

@@ -14,7 +14,7 @@ import java.util.Optional;
  * A read-only copy of a {@link PMIxServer}'s connection and namespace bookkeeping, taken on the
  * progress thread at one instant: for tests, a launcher's report and operators. Immutable.
  *
- * <p>What it shows follows init-finalize-lifecycle.txt: the peer slot array (one entry per
+ * <p>What it shows follows docs/lifecycle.md: the peer slot array (one entry per
  * occupied slot, tombstones included), and per namespace the local process count, the finalized
  * count and the one-shot "all local processes finalized" latch, with each registered rank's live
  * process count and the slot of the peer serving it. {@link #references} lists what else still
@@ -63,7 +63,7 @@ public record ServerSnapshot(
   }
 
   /**
-   * Where a peer is in its lifecycle (init-finalize-lifecycle.txt section 6.2.4.1, plus {@link
+   * Where a peer is in its lifecycle (docs/lifecycle.md §6.2.4.1, plus {@link
    * #LOST}).
    */
   public enum PeerState {

@@ -27,16 +27,16 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The job-level data of one namespace in the layout a {@code hash} client expects in the REQ
- * reply (commands.md section 6.1): loose job values, the session array, one array per node, one
+ * reply (docs/commands.md §6.1): loose job values, the session array, one array per node, one
  * per app, then a {@code pmix.pblob} per rank. Built from the host's registration, completing what
- * the host left out the way OpenPMIx 4.2.2 does (section 6.2): node list and count, job size,
+ * the host left out the way OpenPMIx 4.2.2 does (§6.2): node list and count, job size,
  * each node's local peers, leader and size, and each rank's host name, node id, local and node
  * rank. Immutable once built.
  */
-final class JobData {
+public final class JobData {
   static final int SESSION_UNDEF = 0xffffffff;
 
-  // Realm classification of loose keys, as the 4.2.2 client's lists (commands.md section 6.3).
+  // Realm classification of loose keys, as the 4.2.2 client's lists (docs/commands.md §6.3).
   private static final Set<String> NODE_KEYS =
       ImmutableSet.of(
           "pmix.hname", "pmix.alias", "pmix.nodeid", "pmix.pmem", "pmix.lpeers", "pmix.lprocs",
@@ -84,7 +84,7 @@ final class JobData {
   }
 
   /** A namespace with nothing registered yet. */
-  static JobData empty(int nlocalprocs) {
+  public static JobData empty(int nlocalprocs) {
     return new JobData(
         Map.of(), List.of(), Map.of(), Math.max(nlocalprocs, 0), Set.of(), true);
   }
@@ -111,7 +111,7 @@ final class JobData {
    * @param bfropsVersion the version string of the namespace's first connected client, or null
    * @throws PmixException with {@code ERR_BAD_PARAM} for a malformed registration
    */
-  static JobData build(
+  public static JobData build(
       List<Info> infos,
       int nlocalprocs,
       Collection<Integer> registeredRanks,
@@ -375,6 +375,16 @@ final class JobData {
     return DataArray.ofInfos(out);
   }
 
+  /** The job size. */
+  public int nprocs() {
+    return nprocs;
+  }
+
+  /** Loose job-level values (what a GETNB for rank WILDCARD returns); immutable. */
+  public Map<String, Value> jobLevel() {
+    return jobLevel;
+  }
+
   /** The loose job-level values as KVALs. */
   List<Value.KVal> jobLevelKvals() {
     List<Value.KVal> out = new ArrayList<>();
@@ -386,7 +396,7 @@ final class JobData {
    * Appends the REQ reply body after the namespace string: every value as its own KVAL unit, the
    * per-rank blobs packed in the peer's own format (as the C server packs them).
    */
-  void writeReplyBody(PmixWriter w, ByteBufAllocator alloc) {
+  public void writeReplyBody(PmixWriter w, ByteBufAllocator alloc) {
     if (noData) {
       return;
     }

@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Parses the node and process maps a host registers ({@code pmix.nmap}, {@code pmix.pmap} and
- * their {@code .raw} forms) in the encodings OpenPMIx 4.2.2 generates (commands.md section 6.4):
+ * their {@code .raw} forms) in the encodings OpenPMIx 4.2.2 generates (docs/commands.md §6.4):
  * {@code raw:} lists, the native {@code pmix[...]} form, and plain lists. The zlib form is
  * refused with {@code PMIX_ERR_NOT_SUPPORTED}.
  */

@@ -11,9 +11,15 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.codec.CodecLimits;
+import io.pmix.common.codec.PmixReader;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
+import io.pmix.server.internal.lifecycle.Namespace;
+import io.pmix.server.internal.lifecycle.Peer;
+import io.pmix.server.internal.lifecycle.RankInfo;
+import io.pmix.server.internal.lifecycle.Registry;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -25,8 +31,9 @@ import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Answers QUERY (commands.md section 3.9) from what the server knows, and hands the rest to the
- * host's {@link HostModule#query}. Owned by {@link ServerCore}; progress thread only.
+ * Answers QUERY (docs/commands.md §3.9) from what the server knows, and hands the rest to the
+ * host's {@link HostModule#query}. Reads the {@link Registry}, never changes it; progress thread
+ * only.
  *
  * <p>Answered here (each as one info keyed by the query key, the layout PRRTE uses):
  *
@@ -76,27 +83,29 @@ final class QueryResponder {
   /** What the host gave for one local process. */
   record ProcDetails(int pid, @Nullable String executable) {}
 
-  private final ServerCore core;
+  private final Registry registry;
   private final HostModule host;
+  private final HostCalls hostCalls;
   private final ServerOptions options;
   private final Map<Proc, ProcDetails> details = new HashMap<>();
   /** Attributes the host registered per function, replacing the defaults for that function. */
   private final Map<String, List<Value.RegAttr>> registered = new LinkedHashMap<>();
 
-  QueryResponder(ServerCore core, HostModule host, ServerOptions options) {
-    this.core = requireNonNull(core, "core");
+  QueryResponder(Registry registry, HostModule host, HostCalls hostCalls, ServerOptions options) {
+    this.registry = requireNonNull(registry, "registry");
     this.host = requireNonNull(host, "host");
+    this.hostCalls = requireNonNull(hostCalls, "hostCalls");
     this.options = requireNonNull(options, "options");
   }
 
   /** Records the pid and executable of a registered local process. */
   Status setProcInfo(Proc proc, int pid, @Nullable String executable) {
-    Namespace ns = core.namespaceMap().get(proc.nspace());
-    if (ns == null || !ns.ranks.containsKey(proc.rank())) {
+    Namespace ns = registry.namespace(proc.nspace());
+    if (ns == null || !ns.hasRank(proc.rank())) {
       return Status.ERR_NOT_FOUND;
     }
     // Forget processes of namespaces that are gone, so the map cannot grow without bound.
-    details.keySet().removeIf(p -> !core.namespaceMap().containsKey(p.nspace()));
+    details.keySet().removeIf(p -> !registry.hasNamespace(p.nspace()));
     details.put(proc, new ProcDetails(pid, executable));
     return Status.SUCCESS;
   }
@@ -107,6 +116,18 @@ final class QueryResponder {
   }
 
   // ============================================================================================
+
+  /** QUERY: a counted array of queries, answered here and by the host. */
+  void handleQuery(Peer peer, int tag, PmixReader r, CodecLimits limits) {
+    long n = r.unpackSize();
+    List<Value.Query> queries = new ArrayList<>();
+    if (n > 0) {
+      for (Value v : r.unpack(DataType.QUERY, Requests.count(n, limits))) {
+        queries.add((Value.Query) v);
+      }
+    }
+    handle(peer, tag, List.copyOf(queries));
+  }
 
   /** Answers one QUERY request. */
   void handle(Peer peer, int tag, List<Value.Query> queries) {
@@ -131,8 +152,8 @@ final class QueryResponder {
       return;
     }
     List<Value.Query> hostQueries = List.copyOf(forward);
-    core.callHost(
-        () -> host.query(peer.proc, hostQueries),
+    hostCalls.call(
+        () -> host.query(peer.proc(), hostQueries),
         (info, failure) -> {
           if (failure == null) {
             List<Info> all = new ArrayList<>(answers);
@@ -149,9 +170,9 @@ final class QueryResponder {
   }
 
   private void reply(Peer peer, int tag, Status status, List<Info> info) {
-    Status s = status.equals(Status.OPERATION_SUCCEEDED) ? Status.SUCCESS : status;
+    Status s = Replies.clientStatus(status);
     List<Info> answer = List.copyOf(info);
-    core.send(
+    Replies.send(
         peer,
         tag,
         w -> {
@@ -170,7 +191,7 @@ final class QueryResponder {
     if (key.equals(Keys.QUERY_NAMESPACES.name())) {
       StringBuilder b = new StringBuilder();
       for (Namespace ns : jobNamespaces()) {
-        b.append(b.length() == 0 ? "" : ",").append(ns.name);
+        b.append(b.length() == 0 ? "" : ",").append(ns.name());
       }
       return Optional.of(List.of(Info.of(key, Value.of(b.toString()))));
     }
@@ -207,8 +228,8 @@ final class QueryResponder {
   /** Registered namespaces (jobs), in registration order; tools' namespaces are not jobs. */
   private List<Namespace> jobNamespaces() {
     List<Namespace> out = new ArrayList<>();
-    for (Namespace ns : core.namespaceMap().values()) {
-      if (ns.registered) {
+    for (Namespace ns : registry.namespaces()) {
+      if (ns.registered()) {
         out.add(ns);
       }
     }
@@ -217,7 +238,7 @@ final class QueryResponder {
 
   /** The namespace a qualifier names, else the requester's; empty if it is not a known job. */
   private Optional<Namespace> target(Peer requester, List<Info> qualifiers) {
-    String name = requester.ns.name;
+    String name = requester.ns().name();
     for (Info q : qualifiers) {
       if (q.key().equals(Keys.NSPACE.name()) && q.value() instanceof Value.Str s) {
         name = s.value();
@@ -225,8 +246,8 @@ final class QueryResponder {
         name = p.nspace();
       }
     }
-    Namespace ns = name == null ? null : core.namespaceMap().get(name);
-    return ns != null && ns.registered ? Optional.of(ns) : Optional.empty();
+    Namespace ns = name == null ? null : registry.namespace(name);
+    return ns != null && ns.registered() ? Optional.of(ns) : Optional.empty();
   }
 
   private long jobSize(Namespace ns) {
@@ -242,12 +263,12 @@ final class QueryResponder {
     }
     List<Info> jobs = new ArrayList<>();
     for (Namespace ns : jobNamespaces()) {
-      if (only != null && !only.equals(ns.name)) {
+      if (only != null && !only.equals(ns.name())) {
         continue;
       }
       JobData jd = ns.jobData(options.hostname());
       List<Info> job = new ArrayList<>();
-      job.add(Info.of(Keys.NSPACE, Value.of(ns.name)));
+      job.add(Info.of(Keys.NSPACE, Value.of(ns.name())));
       Value argv = firstAppArgv(jd);
       if (argv != null) {
         job.add(Info.of(Keys.CMD_LINE, argv));
@@ -290,7 +311,7 @@ final class QueryResponder {
   /** Every rank of the job (or only the local ones), unsigned order. */
   private static List<Integer> ranksOf(Namespace ns, JobData jd, boolean localOnly) {
     TreeSet<Integer> ranks = new TreeSet<>(Integer::compareUnsigned);
-    ranks.addAll(ns.ranks.keySet());
+    ranks.addAll(ns.rankNumbers());
     if (!localOnly) {
       for (int r = 0; r < jd.nprocs; r++) {
         ranks.add(r);
@@ -304,7 +325,7 @@ final class QueryResponder {
     if (v instanceof Value.Str s && s.value() != null) {
       return s.value();
     }
-    return ns.ranks.containsKey(rank) ? options.hostname() : null;
+    return ns.hasRank(rank) ? options.hostname() : null;
   }
 
   private static @Nullable Value rankValue(JobData jd, int rank, Key key) {
@@ -323,8 +344,8 @@ final class QueryResponder {
     JobData jd = ns.jobData(options.hostname());
     List<Value> out = new ArrayList<>();
     for (int r : ranksOf(ns, jd, localOnly)) {
-      Proc proc = Proc.of(ns.name, r);
-      RankInfo info = ns.ranks.get(r);
+      Proc proc = Proc.of(ns.name(), r);
+      RankInfo info = ns.rank(r);
       ProcDetails d = info == null ? null : details.get(proc);
       out.add(
           new Value.ProcInfo(
@@ -343,15 +364,15 @@ final class QueryResponder {
     if (info == null) {
       return STATE_UNDEF; // another node's process: the host would know
     }
-    Peer p = info.peerIndex >= 0 ? core.peerAt(info.peerIndex) : null;
-    if (p != null && !p.closed && p.info == info) {
+    Peer p = info.peerIndex() >= 0 ? registry.peerAt(info.peerIndex()) : null;
+    if (p != null && !p.closed() && p.info() == info) {
       return STATE_CONNECTED;
     }
     if (d != null && d.pid() > 0) {
       boolean alive = ProcessHandle.of(d.pid()).map(ProcessHandle::isAlive).orElse(false);
       return alive ? STATE_RUNNING : STATE_TERMINATED;
     }
-    if (p != null && p.state == ServerSnapshot.PeerState.TOMBSTONE) {
+    if (p != null && p.state() == ServerSnapshot.PeerState.TOMBSTONE) {
       return STATE_TERMINATED;
     }
     return STATE_UNDEF;
@@ -388,7 +409,7 @@ final class QueryResponder {
    * every function of one info with as many attributes as the first function has, so a second,
    * longer list would be cut short and a shorter one read past its end; one function per info
    * prints each whole. And every C library decodes a REGATTR's type as a zigzag varint though it
-   * encodes it plain (codec.md section 7, item 1), so C tools see the right type only when it is
+   * encodes it plain (docs/codec.md §7, item 1), so C tools see the right type only when it is
    * sent zigzag-encoded: it is, here. A Java reader must undo it ({@link #wireType}).
    */
   private static List<Info> selected(Map<String, List<Value.RegAttr>> table, @Nullable String which) {

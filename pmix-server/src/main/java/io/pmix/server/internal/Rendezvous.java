@@ -30,7 +30,7 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * The tool rendezvous files of one server (transport.md section 3.4): how tools, launchers and
+ * The tool rendezvous files of one server (docs/transport.md §3.4): how tools, launchers and
  * singletons on this host find it. Written at start when the server supports tools, removed at
  * shutdown; only what this object created is ever removed.
  *

@@ -17,7 +17,7 @@ import java.util.OptionalInt;
 /**
  * Finds the uid that owns the connecting end of a loopback TCP connection by reading the kernel's
  * socket tables ({@code /proc/net/tcp} and {@code /proc/net/tcp6}), keyed by the address pair. A
- * C server trusts the uid a client writes in its credential (transport.md section 8.2); this lets
+ * C server trusts the uid a client writes in its credential (docs/transport.md §8.2); this lets
  * the Java server check it. Reads files, so call it off the progress thread. Stateless.
  */
 final class SocketOwner {

@@ -8,11 +8,9 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
-import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
-import io.pmix.common.codec.BufferType;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
@@ -25,22 +23,24 @@ import io.pmix.common.internal.wire.ToolReply;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
+import io.pmix.server.internal.lifecycle.Namespace;
+import io.pmix.server.internal.lifecycle.Peer;
+import io.pmix.server.internal.lifecycle.PeerLifecycle;
+import io.pmix.server.internal.lifecycle.RankInfo;
+import io.pmix.server.internal.lifecycle.Registry;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The server side of tools and launchers (connect flags 3 to 8; transport.md sections 6 and 7.2,
- * init-finalize-lifecycle.txt section 6.2.4.1): the handshake, the identity, and the namespace a
- * tool lives in. Owned by {@link ServerCore}; progress thread only.
+ * The server side of tools and launchers (connect flags 3 to 8; docs/transport.md §6 and §7.2,
+ * docs/lifecycle.md §6.2.4.1): the handshake, the identity, and the namespace a
+ * tool lives in. Used by {@link Admission}; progress thread only.
  *
  * <p>Handshake, in order. Everything that can refuse a tool is decided before the first reply
  * byte, and refusing means closing: a 4.2.2 tool that receives a non-zero status (or validation
@@ -48,7 +48,8 @@ import org.jspecify.annotations.Nullable;
  * PMIX_ERR_UNREACH}.
  *
  * <ol>
- *   <li>Security module, codec and buffer type as for clients; the legacy flags 1 and 2, which no
+ *   <li>Security module, codec and buffer type as for clients ({@link Admission#credential},
+ *       {@link Admission#format}); the legacy flags 1 and 2, which no
  *       OpenPMIx 4.x tool sends, are refused.
  *   <li>Credentials: a {@code native} credential must claim the uid/gid of the identity block
  *       (4.2.2 would answer validation status -12 and hang the tool); unless claimed credentials
@@ -71,27 +72,33 @@ import org.jspecify.annotations.Nullable;
  *       validation status 0): 528 or 268 bytes.
  * </ol>
  *
- * <p>Lifetime: a tool's peer is freed when its socket closes (the core does that); the namespace
- * and rank record made for it here are dropped with its last live peer, so tools cycling
- * init/finalize leave nothing behind.
+ * <p>Lifetime: a tool's peer is freed when its socket closes; the namespace and rank record made
+ * for it here are dropped with its last live peer, so tools cycling init/finalize leave nothing
+ * behind ({@link PeerLifecycle}).
  */
 final class ToolSupport {
   private static final System.Logger LOG = System.getLogger(ToolSupport.class.getName());
 
-  private final ServerCore core;
+  private final Registry registry;
+  private final PeerLifecycle lifecycle;
   private final HostModule host;
+  private final HostCalls hostCalls;
   private final ServerOptions options;
   private final CodecLimits limits;
+  private final BooleanSupplier stopping;
   private final int serverUid;
-  /** Namespaces made for tools (not by the host): dropped with their last rank. */
-  private final Set<Namespace> toolNamespaces = Collections.newSetFromMap(new IdentityHashMap<>());
   private int counter;
 
-  ToolSupport(ServerCore core, HostModule host, ServerOptions options, CodecLimits limits) {
-    this.core = requireNonNull(core, "core");
+  ToolSupport(
+      Registry registry, PeerLifecycle lifecycle, HostModule host, HostCalls hostCalls,
+      ServerOptions options, CodecLimits limits, BooleanSupplier stopping) {
+    this.registry = requireNonNull(registry, "registry");
+    this.lifecycle = requireNonNull(lifecycle, "lifecycle");
     this.host = requireNonNull(host, "host");
+    this.hostCalls = requireNonNull(hostCalls, "hostCalls");
     this.options = requireNonNull(options, "options");
     this.limits = requireNonNull(limits, "limits");
+    this.stopping = requireNonNull(stopping, "stopping");
     this.serverUid = Rendezvous.effectiveIds()[0];
   }
 
@@ -121,70 +128,46 @@ final class ToolSupport {
     Request r;
     try {
       r = check(ch, req, kernelUid);
-    } catch (Refused e) {
+    } catch (Admission.Refused e) {
       done.accept(refuse(req, e.getMessage()));
       return;
     }
     List<Info> info = hostInfo(r);
     List<Info> hostCopy = List.copyOf(info);
-    core.callHost(
+    hostCalls.call(
         () -> host.toolConnected(hostCopy),
         (proc, failure) -> done.accept(decided(r, proc, failure)));
   }
 
-  /** Signals a refusal; the message says why. */
-  private static final class Refused extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    Refused(String why) {
-      super(why, null, false, false);
-    }
-  }
-
-  private Request check(Channel ch, ConnectRequest req, OptionalInt kernelUid) throws Refused {
+  private Request check(Channel ch, ConnectRequest req, OptionalInt kernelUid)
+      throws Admission.Refused {
     ConnectorKind kind = req.kind();
     if (!options.acceptsTools()) {
-      throw new Refused("tool support is off (ServerOptions.toolSupport)");
+      throw new Admission.Refused("tool support is off (ServerOptions.toolSupport)");
     }
     if (kind == ConnectorKind.LEGACY_TOOL || kind == ConnectorKind.LEGACY_LAUNCHER) {
-      throw new Refused("legacy connector flag " + kind.flag() + " (pre-4.0 tools) not served");
+      throw new Admission.Refused(
+          "legacy connector flag " + kind.flag() + " (pre-4.0 tools) not served");
     }
     int euid = req.euid().orElseThrow();
     int egid = req.egid().orElseThrow();
-    if (req.psecModule().equals(NativeCredential.MODULE)) {
-      NativeCredential cred;
-      try {
-        cred = NativeCredential.fromBytes(req.credential());
-      } catch (PmixException e) {
-        throw new Refused(e.getMessage());
-      }
-      if (cred.uid() != euid || cred.gid() != egid) {
-        throw new Refused(
-            "credential "
-                + cred
-                + " differs from the identity block "
-                + Integer.toUnsignedString(euid)
-                + "/"
-                + Integer.toUnsignedString(egid));
-      }
-    } else if (!(req.psecModule().equals("none") && options.allowNoneSecurity())) {
-      throw new Refused("security module " + req.psecModule() + " not offered");
+    NativeCredential cred = Admission.credential(req, options);
+    if (cred != null && (cred.uid() != euid || cred.gid() != egid)) {
+      throw new Admission.Refused(
+          "credential "
+              + cred
+              + " differs from the identity block "
+              + Integer.toUnsignedString(euid)
+              + "/"
+              + Integer.toUnsignedString(egid));
     }
-    if (!req.bfropsModule().equals("v41") && !req.bfropsModule().equals("v4")) {
-      throw new Refused("bfrops module " + req.bfropsModule() + " not supported");
-    }
-    BufferType bt;
-    try {
-      bt = BufferType.fromCode(req.bufferType());
-    } catch (PmixException e) {
-      throw new Refused("buffer type " + req.bufferType());
-    }
+    WireFormat format = Admission.format(req);
     if (!options.trustClaimedCredentials()) {
       if (kernelUid.isEmpty()) {
-        throw new Refused("the owner of the tool's socket could not be determined");
+        throw new Admission.Refused("the owner of the tool's socket could not be determined");
       }
       if (kernelUid.getAsInt() != euid) {
-        throw new Refused(
+        throw new Admission.Refused(
             "the tool's socket belongs to uid "
                 + Integer.toUnsignedString(kernelUid.getAsInt())
                 + ", it claims uid "
@@ -196,10 +179,10 @@ final class ToolSupport {
       try {
         given = Proc.of(req.nspace().orElseThrow(), req.rank().orElseThrow());
       } catch (IllegalArgumentException e) {
-        throw new Refused("unusable identity: " + e.getMessage());
+        throw new Admission.Refused("unusable identity: " + e.getMessage());
       }
     }
-    return new Request(ch, req, WireFormat.of(bt), euid, egid, kernelUid, given);
+    return new Request(ch, req, format, euid, egid, kernelUid, given);
   }
 
   /** What {@code tool_connected} is told: the decoded blob, then what 4.2.2 adds. */
@@ -245,7 +228,7 @@ final class ToolSupport {
     if (!r.ch().isActive()) {
       return Optional.empty(); // the tool gave up meanwhile: nothing to attach
     }
-    if (core.isStopping()) {
+    if (stopping.getAsBoolean()) {
       return refuse(req, "server is stopping");
     }
     Proc proc;
@@ -267,24 +250,20 @@ final class ToolSupport {
     } else {
       return refuse(req, "the host refused the tool: " + failure);
     }
-    Namespace ns = core.namespaceMap().get(proc.nspace());
+    Namespace ns = registry.namespace(proc.nspace());
     RankInfo info;
     if (ns == null) {
-      ns = new Namespace(proc.nspace());
-      core.namespaceMap().put(ns.name, ns);
-      toolNamespaces.add(ns);
-      info = new RankInfo(proc.rank(), r.euid(), r.egid(), null);
-      ns.ranks.put(proc.rank(), info);
+      ns = registry.addToolNamespace(proc.nspace());
+      info = registry.addRank(ns, proc.rank(), r.euid(), r.egid(), null);
     } else {
-      info = ns.ranks.get(proc.rank());
+      info = ns.rank(proc.rank());
       if (info == null) {
-        if (!toolNamespaces.contains(ns) || ns.registered) {
+        if (!ns.isToolNamespace()) {
           return refuse(
-              req, proc + " names a rank the host did not register in its namespace " + ns.name);
+              req, proc + " names a rank the host did not register in its namespace " + ns.name());
         }
-        info = new RankInfo(proc.rank(), r.euid(), r.egid(), null);
-        ns.ranks.put(proc.rank(), info);
-      } else if (info.uid != r.euid() || (info.hostRegistered && info.gid != r.egid())) {
+        info = registry.addRank(ns, proc.rank(), r.euid(), r.egid(), null);
+      } else if (info.uid() != r.euid() || (info.hostRegistered() && info.gid() != r.egid())) {
         return refuse(
             req,
             "uid/gid "
@@ -294,15 +273,15 @@ final class ToolSupport {
                 + " differ from those of "
                 + proc
                 + " ("
-                + Integer.toUnsignedString(info.uid)
+                + Integer.toUnsignedString(info.uid())
                 + "/"
-                + Integer.toUnsignedString(info.gid)
+                + Integer.toUnsignedString(info.gid())
                 + ")");
       }
     }
     ServerSnapshot.Role role =
         req.kind().isLauncher() ? ServerSnapshot.Role.LAUNCHER : ServerSnapshot.Role.TOOL;
-    Peer peer = core.attach(r.ch(), ns, info, role, r.format(), req.version());
+    Peer peer = lifecycle.attach(r.ch(), ns, info, role, r.format(), req.version());
     boolean needsId = ReplyLayout.forConnector(req.kind(), req.version())
         == ReplyLayout.TOOL_WITH_ASSIGNED_ID;
     ByteBuf reply = r.ch().alloc().buffer(needsId ? 528 : 268);
@@ -317,64 +296,16 @@ final class ToolSupport {
   }
 
   private String freshNamespace() {
-    Map<String, Namespace> known = core.namespaceMap();
     String name;
     do {
       counter++;
       name = options.serverNspace() + "-tool-" + counter;
-    } while (known.containsKey(name));
+    } while (registry.hasNamespace(name));
     return name;
   }
 
   private static Optional<Object> refuse(ConnectRequest req, String why) {
     LOG.log(Level.INFO, "refusing tool connection {0}: {1}", req, why);
     return Optional.empty();
-  }
-
-  /**
-   * A tool's peer has been freed (or its socket closed): drop the rank record and namespace made
-   * for it once no live process uses them. Ranks and namespaces of the host are never touched.
-   */
-  void peerGone(Peer peer) {
-    RankInfo info = peer.info;
-    Namespace ns = peer.ns;
-    if (info.hostRegistered || info.procCount > 0 || !toolNamespaces.contains(ns)) {
-      return;
-    }
-    if (ns.ranks.get(info.rank) == info) {
-      ns.ranks.remove(info.rank);
-    }
-    if (ns.ranks.isEmpty() && !ns.registered) {
-      if (core.namespaceMap().get(ns.name) == ns) {
-        core.namespaceMap().remove(ns.name);
-      }
-      toolNamespaces.remove(ns);
-    }
-  }
-
-  /**
-   * Answers a REQ from a peer in a namespace made for tools as 4.2.2 does (transport.md section
-   * 11.3): the namespace, then {@code pmix.bfrops.mod} = the tool's version. Returns false, doing
-   * nothing, for any other peer.
-   */
-  boolean answerReq(Peer peer, int tag) {
-    if (!isToolNamespace(peer.ns)) {
-      return false;
-    }
-    String nspace = peer.ns.name;
-    String version = peer.version;
-    core.send(
-        peer,
-        tag,
-        w -> {
-          w.packString(nspace);
-          w.pack(new Value.KVal(Keys.BFROPS_MODULE.name(), Value.of(version)));
-        });
-    return true;
-  }
-
-  /** Whether {@code ns} was made for tools and the host never registered it. */
-  boolean isToolNamespace(Namespace ns) {
-    return toolNamespaces.contains(ns) && !ns.registered;
   }
 }

@@ -1,14 +1,22 @@
 /**
- * Implementation of pmix-server: the progress-thread state (peers, namespaces, ranks, collective
- * trackers, the modex store), the job-data builder, the per-connection Netty handler, the
- * socket-owner check, and tool support (the tool handshake, the rendezvous files, the QUERY
- * answers the server gives from its own knowledge). Not API: anything here may change without
- * notice.
+ * Implementation of pmix-server. {@link io.pmix.server.internal.ServerCore} builds the server's
+ * parts and dispatches each command to the one that owns it: {@code lifecycle} (registry and
+ * every rule of docs/lifecycle.md), {@link io.pmix.server.internal.Admission} and {@link
+ * io.pmix.server.internal.ToolSupport} (who may connect), {@code collective} (fences,
+ * connect/disconnect), {@code modex} (commit, GET, direct modex), {@code events} (events and I/O
+ * forwarding), {@link io.pmix.server.internal.HostForwarding} and {@link
+ * io.pmix.server.internal.QueryResponder} (requests answered by or with the host), {@link
+ * io.pmix.server.internal.JobInfoResponder} (REQ). Also here: the job-data builder, the
+ * per-connection Netty handler, the socket-owner check and the rendezvous files. Not API:
+ * anything here may change without notice; members are public only because the parts live in
+ * sibling packages.
  *
- * <p>Threading rule of this package: every mutable object is owned by the server's progress
- * thread (a single-threaded Netty event loop) and is touched only from it; other threads hand work
- * to it with {@code execute}. Nothing here takes a lock. ({@link Rendezvous} does file I/O and is
- * used by the caller's thread at start and shutdown, not by the progress thread.)
+ * <p>Threading rule of this package and its subpackages: every mutable object is owned by the
+ * server's progress thread (a single-threaded Netty event loop) and is touched only from it;
+ * other threads hand work to it with {@code execute}. Nothing here takes a lock, and host code
+ * runs only through {@link io.pmix.server.internal.HostCalls}, on the host's executor. ({@link
+ * Rendezvous} does file I/O and is used by the caller's thread at start and shutdown, not by the
+ * progress thread.)
  */
 @CheckReturnValue
 package io.pmix.server.internal;

@@ -29,6 +29,9 @@ import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
 import io.pmix.server.LifecycleInvariants;
 import io.pmix.server.ServerSnapshot;
+import io.pmix.server.internal.lifecycle.Namespace;
+import io.pmix.server.internal.lifecycle.Peer;
+import io.pmix.server.internal.lifecycle.RankInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -393,45 +396,45 @@ class LifecycleTest {
 
   @Test
   void pureToolIsFreedAtCloseAndItsRankIndexRepointedToALiveSibling() {
-    Namespace tns = new Namespace("toolns");
-    RankInfo info = new RankInfo(0, UID, GID, null);
-    tns.ranks.put(0, info);
+    // A namespace and rank record that are neither the host's nor made for a tool.
+    Namespace tns = core.registry().placeholder("toolns");
+    RankInfo info = core.registry().addRank(tns, 0, UID, GID, null);
     Peer a = core.attach(channel(), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
     Peer b = core.attach(channel(), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
-    assertEquals(b.index, info.peerIndex);
+    assertEquals(b.index(), info.peerIndex());
     core.frame(b, frameOf(150, FINALIZE));
     core.closed(b); // finalized referenced tool: freed, index to the live sibling
-    assertNull(core.peerAt(b.index));
-    assertEquals(a.index, info.peerIndex);
-    assertEquals(1, info.procCount);
-    assertEquals(0, tns.nfinalized);
+    assertNull(core.peerAt(b.index()));
+    assertEquals(a.index(), info.peerIndex());
+    assertEquals(1, info.procCount());
+    assertEquals(0, core.nfinalized(tns));
     core.closed(a); // died: freed as well, index unset
-    assertNull(core.peerAt(a.index));
-    assertEquals(-1, info.peerIndex);
-    assertEquals(0, info.procCount);
+    assertNull(core.peerAt(a.index()));
+    assertEquals(-1, info.peerIndex());
+    assertEquals(0, info.procCount());
   }
 
   @Test
   void toolOnAHostRegisteredRankKeepsClientSemanticsAndIsReclaimedOnItsReconnect() {
     register("job", 1);
     Namespace ns = namespaceOf("job");
-    RankInfo info = ns.ranks.get(0);
+    RankInfo info = ns.rank(0);
     Peer t = core.attach(channel(), ns, info, ServerSnapshot.Role.LAUNCHER, WireFormat.DEFAULT, "4.2.2");
     core.frame(t, frameOf(160, FINALIZE));
     loopOwner.runPendingTasks();
     core.closed(t);
-    assertEquals(ServerSnapshot.PeerState.TOMBSTONE, core.snapshot().peer(t.index).get().state());
-    assertEquals(1, ns.nfinalized);
-    assertEquals(t.index, info.peerIndex);
+    assertEquals(ServerSnapshot.PeerState.TOMBSTONE, core.snapshot().peer(t.index()).get().state());
+    assertEquals(1, core.nfinalized(ns));
+    assertEquals(t.index(), info.peerIndex());
     checkInvariants(0);
     Peer again = core.attach(channel(), ns, info, ServerSnapshot.Role.LAUNCHER, WireFormat.DEFAULT, "4.2.2");
-    assertEquals(0, ns.nfinalized);
+    assertEquals(0, core.nfinalized(ns));
     assertEquals(1, core.snapshot().peers().size());
-    assertEquals(again.index, info.peerIndex);
+    assertEquals(again.index(), info.peerIndex());
   }
 
   private Namespace namespaceOf(String name) {
-    return core.namespaceMap().get(name);
+    return core.registry().namespace(name);
   }
 
   private static io.pmix.common.internal.wire.Frame frameOf(int tag, int cmd) {

@@ -591,8 +591,8 @@ class ServerCoreTest {
 
   @Test
   void versionParsingFollowsC() {
-    assertArrayEquals(new int[] {4, 2, 2}, ServerCore.parseVersion("4.2.2rc2"));
-    assertArrayEquals(new int[] {5, 0, 11}, ServerCore.parseVersion("5.0.11rc1"));
-    assertArrayEquals(new int[] {7, 0, 0}, ServerCore.parseVersion("7.0.0a1"));
+    assertArrayEquals(new int[] {4, 2, 2}, HostForwarding.parseVersion("4.2.2rc2"));
+    assertArrayEquals(new int[] {5, 0, 11}, HostForwarding.parseVersion("5.0.11rc1"));
+    assertArrayEquals(new int[] {7, 0, 0}, HostForwarding.parseVersion("7.0.0a1"));
   }
 }

@@ -1,4 +1,4 @@
-package io.pmix.server.internal;
+package io.pmix.server.internal.events;
 
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
@@ -17,6 +17,7 @@ import java.util.Set;
 final class CachedNotification {
   final Status code;
   final Proc source;
+  /** The {@code pmix_data_range_t} code, carried to the target as it was given. */
   final int range;
   final List<Info> info;
   /** The targets still waiting for it. */

@@ -1,6 +1,7 @@
-package io.pmix.server.internal;
+package io.pmix.server.internal.events;
 
 import io.pmix.common.Proc;
+import io.pmix.server.internal.lifecycle.Peer;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -1,6 +1,8 @@
-package io.pmix.server.internal;
+package io.pmix.server.internal.modex;
 
 import io.pmix.common.Proc;
+import io.pmix.common.Scope;
+import io.pmix.server.internal.lifecycle.Peer;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledFuture;
 import org.jspecify.annotations.Nullable;
@@ -21,7 +23,7 @@ final class PendingGet {
 
   /**
    * The host's direct-modex request: the target's data as bare KVAL units in the server's native
-   * format (commands.md 7.2) completes {@code result}; a failure completes it with a {@code
+   * format (docs/commands.md §7.2) completes {@code result}; a failure completes it with a {@code
    * PmixException} carrying the status.
    */
   record ToHost(CompletableFuture<byte[]> result) implements Destination {}
@@ -29,12 +31,12 @@ final class PendingGet {
   final Destination to;
   final Proc target;
   final @Nullable String key;
-  /** Scope code the requester named ({@code pmix.scope}), or 0. */
-  final int scope;
+  /** The scope the requester named ({@code pmix.scope}), or UNDEF. */
+  final Scope scope;
   @Nullable ScheduledFuture<?> timer;
   boolean done;
 
-  PendingGet(Destination to, Proc target, @Nullable String key, int scope) {
+  PendingGet(Destination to, Proc target, @Nullable String key, Scope scope) {
     this.to = to;
     this.target = target;
     this.key = key;
@@ -52,5 +54,13 @@ final class PendingGet {
       return c;
     }
     throw new IllegalStateException("not a client's GETNB: " + target);
+  }
+
+  /** Stops its timer, if one runs. */
+  void cancelTimer() {
+    if (timer != null) {
+      boolean unused = timer.cancel(false);
+      timer = null;
+    }
   }
 }

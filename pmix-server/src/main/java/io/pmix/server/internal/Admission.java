@@ -1,0 +1,278 @@
+package io.pmix.server.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.pmix.common.PmixException;
+import io.pmix.common.Status;
+import io.pmix.common.codec.BufferType;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.wire.ClientReply;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.NativeCredential;
+import io.pmix.common.internal.wire.PeerId;
+import io.pmix.common.internal.wire.ReplyLayout;
+import io.pmix.common.internal.wire.ToolReply;
+import io.pmix.server.HostModule;
+import io.pmix.server.ServerOptions;
+import io.pmix.server.ServerSnapshot;
+import io.pmix.server.internal.lifecycle.Namespace;
+import io.pmix.server.internal.lifecycle.Peer;
+import io.pmix.server.internal.lifecycle.PeerLifecycle;
+import io.pmix.server.internal.lifecycle.RankInfo;
+import io.pmix.server.internal.lifecycle.Registry;
+import java.lang.System.Logger.Level;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The connect decision (docs/transport.md §6, §7, §8): who may become a peer. Accepting writes
+ * the handshake reply and attaches the peer through {@link PeerLifecycle#attach}; refusing closes
+ * the socket without a byte, the only rejection every C connector understands
+ * (docs/transport.md §7.1).
+ *
+ * <ul>
+ *   <li>Every connector: the security module ({@code native}, or {@code none} where allowed; a
+ *       native credential must parse), the codec ({@code v41} or {@code v4}) and the buffer type
+ *       ({@link #credential}, {@link #format}; shared with {@link ToolSupport}).
+ *   <li>A client (flag 0): only the {@code hash} gds is served; the namespace and rank must be
+ *       registered, the credential and identity block must name the registered uid/gid, and
+ *       unless claimed credentials are trusted the socket's owner (the kernel's word) must be the
+ *       registered uid. The host's {@code clientConnected} may still close it.
+ *   <li>A singleton (flag 4 with a client layout, or the tool layout of older connectors): its
+ *       own identity, registered lazily; uid checks against the identity block.
+ *   <li>Tools and launchers: {@link ToolSupport}, when tool support is on; refused otherwise.
+ * </ul>
+ *
+ * Progress thread only.
+ */
+public final class Admission {
+  private static final System.Logger LOG = System.getLogger(Admission.class.getName());
+
+  /** Signals a refusal; the message says why. */
+  static final class Refused extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    Refused(String why) {
+      super(why, null, false, false);
+    }
+  }
+
+  private final Registry registry;
+  private final PeerLifecycle lifecycle;
+  private final HostModule host;
+  private final HostCalls hostCalls;
+  private final ServerOptions options;
+  private final ToolSupport tools;
+  private final BooleanSupplier stopping;
+
+  /** The connect decisions of one server. */
+  public Admission(
+      Registry registry, PeerLifecycle lifecycle, HostModule host, HostCalls hostCalls,
+      ServerOptions options, ToolSupport tools, BooleanSupplier stopping) {
+    this.registry = requireNonNull(registry, "registry");
+    this.lifecycle = requireNonNull(lifecycle, "lifecycle");
+    this.host = requireNonNull(host, "host");
+    this.hostCalls = requireNonNull(hostCalls, "hostCalls");
+    this.options = requireNonNull(options, "options");
+    this.tools = requireNonNull(tools, "tools");
+    this.stopping = requireNonNull(stopping, "stopping");
+  }
+
+  /**
+   * Decides a connect request. Accepts by writing the reply and handing {@code done} the new
+   * peer; rejects by handing it empty, after which the caller closes the socket. Clients and
+   * singletons are decided at once; a tool or launcher (with tool support on) once the host's
+   * {@code toolConnected} answered, always on the progress thread.
+   *
+   * @param kernelUid the uid owning the connector's socket, if known
+   */
+  public void accept(
+      Channel ch, ConnectRequest req, OptionalInt kernelUid, Consumer<Optional<Object>> done) {
+    if (!stopping.getAsBoolean() && ToolSupport.isTool(req) && options.acceptsTools()) {
+      // The host decides a tool's identity: the answer may come later.
+      tools.accept(ch, req, kernelUid, done);
+      return;
+    }
+    done.accept(accept(ch, req, kernelUid));
+  }
+
+  /**
+   * Decides a client's or singleton's connect request at once; tools and launchers are refused
+   * here (with tool support on, the asynchronous form hands them to {@link ToolSupport}).
+   *
+   * @param kernelUid the uid owning the client's socket, if known
+   */
+  public Optional<Object> accept(Channel ch, ConnectRequest req, OptionalInt kernelUid) {
+    if (stopping.getAsBoolean()) {
+      return reject(req, "server is stopping");
+    }
+    NativeCredential cred;
+    WireFormat format;
+    try {
+      cred = credential(req, options);
+      format = format(req);
+    } catch (Refused e) {
+      return reject(req, e.getMessage());
+    }
+    int[] claimed = cred == null ? null : new int[] {cred.uid(), cred.gid()};
+    if (req.kind() == ConnectorKind.SIMPLE_CLIENT) {
+      if (!req.gdsModule().equals("hash")) {
+        return reject(req, "gds module " + req.gdsModule() + " (only hash is served)");
+      }
+      return acceptClient(ch, req, claimed, kernelUid, format, ServerSnapshot.Role.CLIENT, true);
+    }
+    if (req.kind() == ConnectorKind.SINGLETON_CLIENT) {
+      if (ReplyLayout.forConnector(req.kind(), req.version()) == ReplyLayout.CLIENT) {
+        return acceptClient(
+            ch, req, claimed, kernelUid, format, ServerSnapshot.Role.SINGLETON, true);
+      }
+      return acceptSingletonToolLayout(ch, req, claimed, kernelUid, format);
+    }
+    return reject(req, "tools and launchers are not supported yet");
+  }
+
+  /**
+   * The connector's credential: a parsed {@code native} one, or null for {@code none} where the
+   * options allow it; any other module is refused.
+   */
+  static @Nullable NativeCredential credential(ConnectRequest req, ServerOptions options)
+      throws Refused {
+    if (req.psecModule().equals(NativeCredential.MODULE)) {
+      try {
+        return NativeCredential.fromBytes(req.credential());
+      } catch (PmixException e) {
+        throw new Refused(e.getMessage());
+      }
+    }
+    if (req.psecModule().equals("none") && options.allowNoneSecurity()) {
+      return null;
+    }
+    throw new Refused("security module " + req.psecModule() + " not offered");
+  }
+
+  /** The codec the connector speaks: bfrops {@code v41} or {@code v4}, and its buffer type. */
+  static WireFormat format(ConnectRequest req) throws Refused {
+    if (!req.bfropsModule().equals("v41") && !req.bfropsModule().equals("v4")) {
+      throw new Refused("bfrops module " + req.bfropsModule() + " not supported");
+    }
+    try {
+      return WireFormat.of(BufferType.fromCode(req.bufferType()));
+    } catch (PmixException e) {
+      throw new Refused("buffer type " + req.bufferType());
+    }
+  }
+
+  private static Optional<Object> reject(ConnectRequest req, String why) {
+    LOG.log(Level.INFO, "refusing connection {0}: {1}", req, why);
+    return Optional.empty();
+  }
+
+  private Optional<Object> acceptClient(
+      Channel ch,
+      ConnectRequest req,
+      int @Nullable [] claimed,
+      OptionalInt kernelUid,
+      WireFormat format,
+      ServerSnapshot.Role role,
+      boolean clientReply) {
+    String nspace = req.nspace().orElseThrow();
+    int rank = req.rank().orElseThrow();
+    Namespace ns = registry.namespace(nspace);
+    if (ns == null) {
+      return reject(req, "namespace " + nspace + " is not registered");
+    }
+    RankInfo info = ns.rank(rank);
+    if (info == null) {
+      return reject(
+          req, "rank " + Integer.toUnsignedString(rank) + " of " + nspace + " is not registered");
+    }
+    if (claimed != null && (claimed[0] != info.uid() || claimed[1] != info.gid())) {
+      return reject(
+          req,
+          "credential uid/gid "
+              + Integer.toUnsignedString(claimed[0])
+              + "/"
+              + Integer.toUnsignedString(claimed[1])
+              + " differ from the registration "
+              + Integer.toUnsignedString(info.uid())
+              + "/"
+              + Integer.toUnsignedString(info.gid()));
+    }
+    if (req.euid().isPresent()
+        && (req.euid().getAsInt() != info.uid() || req.egid().getAsInt() != info.gid())) {
+      return reject(req, "identity block uid/gid differ from the registration");
+    }
+    if (!options.trustClaimedCredentials()) {
+      if (kernelUid.isEmpty()) {
+        return reject(req, "the owner of the client's socket could not be determined");
+      }
+      if (kernelUid.getAsInt() != info.uid()) {
+        return reject(
+            req,
+            "the client's socket belongs to uid "
+                + Integer.toUnsignedString(kernelUid.getAsInt())
+                + ", registered uid is "
+                + Integer.toUnsignedString(info.uid()));
+      }
+    }
+    Peer peer = lifecycle.attach(ch, ns, info, role, format, req.version());
+    ByteBuf reply = ch.alloc().buffer(ClientReply.LENGTH);
+    if (clientReply) {
+      ClientReply.accepted(peer.index()).encode(reply);
+    }
+    ChannelFuture unused = ch.writeAndFlush(reply);
+    if (role == ServerSnapshot.Role.CLIENT) {
+      Object hostObject = info.hostObject();
+      hostCalls.call(
+          () -> host.clientConnected(peer.proc(), hostObject),
+          (v, failure) -> {
+            if (failure != null && !failure.equals(Status.ERR_NOT_SUPPORTED) && !peer.closed()) {
+              LOG.log(Level.INFO, "host refused {0}: {1}", peer, failure);
+              ChannelFuture unused2 = peer.channel().close();
+            }
+          });
+    }
+    return Optional.of(peer);
+  }
+
+  private Optional<Object> acceptSingletonToolLayout(
+      Channel ch, ConnectRequest req, int @Nullable [] claimed, OptionalInt kernelUid,
+      WireFormat format) {
+    int euid = req.euid().orElseThrow();
+    int egid = req.egid().orElseThrow();
+    if (claimed != null && (claimed[0] != euid || claimed[1] != egid)) {
+      // A 4.2.2 singleton ignores a bad validation status and then hangs: close instead.
+      return reject(req, "credential differs from the identity block");
+    }
+    if (!options.trustClaimedCredentials()
+        && (kernelUid.isEmpty() || kernelUid.getAsInt() != euid)) {
+      return reject(req, "the singleton's socket is not owned by its claimed uid");
+    }
+    String nspace = req.nspace().orElseThrow();
+    int rank = req.rank().orElseThrow();
+    Namespace ns = registry.placeholder(nspace);
+    RankInfo info = ns.rank(rank);
+    if (info == null) {
+      info = registry.addRank(ns, rank, euid, egid, null);
+    } else if (info.uid() != euid) {
+      return reject(req, "singleton uid differs from its registration");
+    }
+    Peer peer = lifecycle.attach(ch, ns, info, ServerSnapshot.Role.SINGLETON, format,
+        req.version());
+    ByteBuf reply = ch.alloc().buffer(268); // the short tool reply layout
+    new ToolReply.Full(
+            Optional.empty(),
+            new PeerId(options.serverNspace(), options.serverRank()),
+            Status.SUCCESS)
+        .encode(reply);
+    ChannelFuture unused = ch.writeAndFlush(reply);
+    return Optional.of(peer);
+  }
+}

@@ -1,0 +1,110 @@
+package io.pmix.server.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.pmix.common.PmixException;
+import io.pmix.common.Status;
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The one way host code runs: an upcall or an epilog goes to the host's executor, never the
+ * progress thread, and an upcall's outcome comes back to the progress thread. Every part of the
+ * server that asks the host something goes through here, so no host code can run on the loop or
+ * under a lock by accident.
+ */
+public final class HostCalls {
+  private static final System.Logger LOG = System.getLogger(HostCalls.class.getName());
+
+  /** What to do, on the progress thread, with an upcall's result or failure status. */
+  public interface Done<T> {
+    /** The upcall's value (on success) or its failure status (else null). */
+    void done(@Nullable T value, @Nullable Status failure);
+  }
+
+  private final Executor loop;
+  private final Executor hostExecutor;
+
+  /**
+   * Host calls of one server.
+   *
+   * @param loop the progress thread, where outcomes are handled
+   * @param hostExecutor where host code runs
+   */
+  public HostCalls(Executor loop, Executor hostExecutor) {
+    this.loop = requireNonNull(loop, "loop");
+    this.hostExecutor = requireNonNull(hostExecutor, "hostExecutor");
+  }
+
+  /**
+   * Runs an upcall on the host executor and hands its outcome back to the progress thread. A
+   * host that throws, returns null or fails with a non-PMIx exception is a {@code PMIX_ERROR};
+   * an executor that refuses the upcall is {@code ERR_NOT_AVAILABLE}, answered at once.
+   */
+  public <T> void call(Supplier<CompletionStage<T>> upcall, Done<T> done) {
+    Runnable task =
+        () -> {
+          CompletionStage<T> stage;
+          try {
+            stage = requireNonNull(upcall.get(), "host returned a null stage");
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "host upcall threw", e);
+            stage = CompletableFuture.failedFuture(e);
+          }
+          stage.whenComplete(
+              (v, e) -> {
+                Status failure = e == null ? null : statusOf(e);
+                try {
+                  loop.execute(() -> done.done(v, failure));
+                } catch (RejectedExecutionException ex) {
+                  // The server stopped meanwhile; nobody is left to answer.
+                }
+              });
+        };
+    try {
+      hostExecutor.execute(task);
+    } catch (RejectedExecutionException e) {
+      done.done(null, Status.ERR_NOT_AVAILABLE);
+    }
+  }
+
+  /** Runs host-registered cleanup on the host executor, in order; a failing one is logged. */
+  public void runEpilogs(List<Runnable> epilogs) {
+    if (epilogs.isEmpty()) {
+      return;
+    }
+    List<Runnable> copy = List.copyOf(epilogs);
+    try {
+      hostExecutor.execute(
+          () -> {
+            for (Runnable r : copy) {
+              try {
+                r.run();
+              } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "an epilog failed", e);
+              }
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      LOG.log(Level.WARNING, "epilogs not run: the host executor refused them");
+    }
+  }
+
+  /** The PMIx status a host failure stands for: a PmixException's, else {@code PMIX_ERROR}. */
+  public static Status statusOf(Throwable e) {
+    Throwable t = e;
+    while ((t instanceof CompletionException || t instanceof ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t instanceof PmixException pe ? pe.status() : Status.ERROR;
+  }
+}

@@ -1,0 +1,194 @@
+package io.pmix.server.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.pmix.common.DataType;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.codec.CodecLimits;
+import io.pmix.common.codec.PmixReader;
+import io.pmix.server.HostModule;
+import io.pmix.server.ServerOptions;
+import io.pmix.server.internal.lifecycle.Namespace;
+import io.pmix.server.internal.lifecycle.Peer;
+import io.pmix.server.internal.lifecycle.Registry;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The requests this server passes to its host and whose answer it relays: ABORT
+ * (docs/commands.md §3.2), PUBLISHNB, LOOKUPNB and UNPUBLISHNB (§3.7), LOG (§3.10) and SPAWNNB
+ * (§4). The server adds what only it knows (the requester, its authenticated identity, the
+ * spawned job's data) and keeps no state. Progress thread only; the host runs through {@link
+ * HostCalls}.
+ */
+final class HostForwarding {
+  private final Registry registry;
+  private final HostModule host;
+  private final HostCalls hostCalls;
+  private final CodecLimits limits;
+  private final String hostname;
+
+  HostForwarding(
+      Registry registry, HostModule host, HostCalls hostCalls, CodecLimits limits,
+      ServerOptions options) {
+    this.registry = requireNonNull(registry, "registry");
+    this.host = requireNonNull(host, "host");
+    this.hostCalls = requireNonNull(hostCalls, "hostCalls");
+    this.limits = requireNonNull(limits, "limits");
+    this.hostname = options.hostname();
+  }
+
+  /** ABORT: status, message, the procs to abort (none: the caller's job). */
+  void handleAbort(Peer peer, int tag, PmixReader r) {
+    Status status = r.unpackStatus();
+    String msg = r.unpackString();
+    List<Proc> procs = Requests.procs(r, r.unpackSize(), limits);
+    Object hostObject = peer.info().hostObject();
+    hostCalls.call(
+        () -> host.abort(peer.proc(), hostObject, status, msg, List.copyOf(procs)),
+        (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
+  }
+
+  /** PUBLISHNB: the claimed uid (ignored), then the infos to publish. */
+  void handlePublish(Peer peer, int tag, PmixReader r) {
+    int unusedClaimedUid = r.unpackUInt32();
+    List<Info> hostInfo = withAuthenticatedIdentity(peer, Requests.infos(r, limits));
+    hostCalls.call(
+        () -> host.publish(peer.proc(), hostInfo),
+        (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
+  }
+
+  /** LOOKUPNB or UNPUBLISHNB: the claimed uid (ignored), the keys, the directives. */
+  void handleLookup(Peer peer, int tag, PmixReader r, boolean lookup) {
+    int unusedClaimedUid = r.unpackUInt32();
+    int nkeys = Requests.count(r.unpackSize(), limits);
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < nkeys; i++) {
+      keys.add(r.unpackString());
+    }
+    List<Info> hostInfo = withAuthenticatedIdentity(peer, Requests.infos(r, limits));
+    List<String> hostKeys = List.copyOf(keys);
+    if (!lookup) {
+      hostCalls.call(
+          () -> host.unpublish(peer.proc(), hostKeys, hostInfo),
+          (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
+      return;
+    }
+    hostCalls.call(
+        () -> host.lookup(peer.proc(), hostKeys, hostInfo),
+        (data, failure) -> {
+          if (failure != null) {
+            Replies.status(peer, tag, failure);
+          } else if (data == null || data.isEmpty()) {
+            Replies.status(peer, tag, Status.ERR_NOT_FOUND);
+          } else {
+            Replies.send(
+                peer,
+                tag,
+                w -> {
+                  w.packStatus(Status.SUCCESS);
+                  w.packSize(data.size());
+                  w.pack(DataType.PDATA, data);
+                });
+          }
+        });
+  }
+
+  /**
+   * The client's directives for a publish, lookup or unpublish, with the uid and gid this server
+   * authenticated at connect appended as {@code pmix.euid}/{@code pmix.egid}. The uid inside the
+   * message is only what the client claims (4.2.2 forwards that one), and a client could also put
+   * its own {@code pmix.euid} among the directives; both are dropped so the host sees one identity,
+   * the authenticated one, which is what the data-server rules of ownership and access rely on.
+   */
+  private static List<Info> withAuthenticatedIdentity(Peer peer, List<Info> directives) {
+    List<Info> info = new ArrayList<>(directives.size() + 2);
+    for (Info i : directives) {
+      if (!i.key().equals(Keys.USERID.name()) && !i.key().equals(Keys.GRPID.name())) {
+        info.add(i);
+      }
+    }
+    info.add(Info.of(Keys.USERID, Value.uint32(Integer.toUnsignedLong(peer.info().uid()))));
+    info.add(Info.of(Keys.GRPID, Value.uint32(Integer.toUnsignedLong(peer.info().gid()))));
+    return List.copyOf(info);
+  }
+
+  /** LOG: a timestamp (3.x and later), the data, the directives; the source is appended. */
+  void handleLog(Peer peer, int tag, PmixReader r) {
+    int[] v = parseVersion(peer.version());
+    if (v[0] >= 3) {
+      Value unused = r.unpackOne(DataType.TIME);
+    }
+    List<Info> data = Requests.infos(r, limits);
+    List<Info> dirs = new ArrayList<>(Requests.infos(r, limits));
+    dirs.add(Info.of("pmix.log.source", peer.proc()));
+    List<Info> d1 = List.copyOf(data);
+    List<Info> d2 = List.copyOf(dirs);
+    hostCalls.call(
+        () -> host.log(peer.proc(), d1, d2),
+        (x, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
+  }
+
+  /** major.minor.release as C reads them (strtoul, skipping one character after each). */
+  static int[] parseVersion(String version) {
+    int[] out = new int[3];
+    int i = 0;
+    for (int part = 0; part < 3 && i < version.length(); part++) {
+      int start = i;
+      while (i < version.length() && Character.isDigit(version.charAt(i))) {
+        i++;
+      }
+      if (i == start) {
+        break;
+      }
+      try {
+        out[part] = Integer.parseInt(version.substring(start, i));
+      } catch (NumberFormatException e) {
+        break;
+      }
+      i++;
+    }
+    return out;
+  }
+
+  /**
+   * SPAWNNB: job directives and apps go to the host; the reply carries the new namespace and,
+   * when this server holds its registration, its job data (as a REQ reply would).
+   */
+  void handleSpawn(Peer peer, int tag, PmixReader r) {
+    List<Info> jobInfo = Requests.infos(r, limits);
+    long napps = r.unpackSize();
+    List<Value.App> apps = new ArrayList<>();
+    if (napps > 0) {
+      for (Value v : r.unpack(DataType.APP, Requests.count(napps, limits))) {
+        apps.add((Value.App) v);
+      }
+    }
+    List<Info> ji = List.copyOf(jobInfo);
+    List<Value.App> ap = List.copyOf(apps);
+    hostCalls.call(
+        () -> host.spawn(peer.proc(), ji, ap),
+        (nspace, failure) -> {
+          if (failure != null || nspace == null) {
+            Replies.status(peer, tag, failure != null ? failure : Status.ERROR);
+            return;
+          }
+          Namespace ns = registry.namespace(nspace);
+          JobData jd = ns != null && ns.registered() ? ns.jobData(hostname) : null;
+          Replies.send(
+              peer,
+              tag,
+              w -> {
+                w.packStatus(Status.SUCCESS);
+                w.packString(nspace);
+                if (jd != null) {
+                  jd.writeReplyBody(w, peer.channel().alloc());
+                }
+              });
+        });
+  }
+}

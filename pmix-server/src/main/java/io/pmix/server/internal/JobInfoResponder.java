@@ -1,0 +1,56 @@
+package io.pmix.server.internal;
+
+import io.pmix.common.Keys;
+import io.pmix.common.Value;
+import io.pmix.server.internal.lifecycle.Namespace;
+import io.pmix.server.internal.lifecycle.Peer;
+import java.lang.System.Logger.Level;
+
+/**
+ * Answers REQ, the job-information request that completes a client's init (docs/commands.md
+ * §3.1): no status unit, the namespace, then its job data in the layout of docs/commands.md §6.1.
+ * A peer in a namespace made for tools gets what 4.2.2 sends a tool instead
+ * (docs/transport.md §11.3): the namespace, then {@code pmix.bfrops.mod} = the tool's version.
+ * Progress thread only.
+ */
+final class JobInfoResponder {
+  private static final System.Logger LOG = System.getLogger(JobInfoResponder.class.getName());
+
+  private final String hostname;
+
+  JobInfoResponder(String hostname) {
+    this.hostname = hostname;
+  }
+
+  void handleReq(Peer peer, int tag) {
+    Namespace ns = peer.ns();
+    if (ns.isToolNamespace()) {
+      String nspace = ns.name();
+      String version = peer.version();
+      Replies.send(
+          peer,
+          tag,
+          w -> {
+            w.packString(nspace);
+            w.pack(new Value.KVal(Keys.BFROPS_MODULE.name(), Value.of(version)));
+          });
+      return;
+    }
+    ns.noteClientVersion(peer.version());
+    JobData jd;
+    try {
+      jd = ns.jobData(hostname);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "job data of " + ns.name() + " could not be built", e);
+      jd = JobData.empty(ns.nlocalprocs());
+    }
+    JobData data = jd;
+    Replies.send(
+        peer,
+        tag,
+        w -> {
+          w.packString(ns.name());
+          data.writeReplyBody(w, peer.channel().alloc());
+        });
+  }
+}

@@ -1,0 +1,9 @@
+/**
+ * Fences and connect/disconnect (docs/commands.md §3.4, §4): one tracker per collective, counted
+ * by rank, and the fence data exchanged with the host (docs/commands.md §7.1). Internal: part of
+ * the server core, progress thread only (the threading rule of {@code io.pmix.server.internal}).
+ */
+@CheckReturnValue
+package io.pmix.server.internal.collective;
+
+import com.google.errorprone.annotations.CheckReturnValue;
