@@ -92,9 +92,24 @@ public final class PmixReader {
     return format;
   }
 
+  /** The limits this reader enforces, for callers that check counts before reading. */
+  public CodecLimits limits() {
+    return limits;
+  }
+
   /** Whether unread bytes remain. */
   public boolean hasRemaining() {
     return in.isReadable();
+  }
+
+  /**
+   * Consumes the unread bytes as they are: a tail that another reader will read, such as the job
+   * data after the namespace of a REQ reply.
+   */
+  public byte[] unpackRemaining() {
+    byte[] b = new byte[in.readableBytes()];
+    in.readBytes(b);
+    return b;
   }
 
   /** How many bytes remain unread. */

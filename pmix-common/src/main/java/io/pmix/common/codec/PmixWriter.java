@@ -73,6 +73,16 @@ public final class PmixWriter {
     return this;
   }
 
+  /**
+   * Appends bytes that a writer in this format produced (pack calls written elsewhere, such as
+   * job data after a namespace), unchanged.
+   */
+  @CanIgnoreReturnValue
+  public PmixWriter packRaw(byte[] packed) {
+    out.writeBytes(packed);
+    return this;
+  }
+
   /** One pack call of a single item of its own type. */
   @CanIgnoreReturnValue
   public PmixWriter pack(Value item) {

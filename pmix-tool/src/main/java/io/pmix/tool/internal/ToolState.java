@@ -13,7 +13,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.connector.ConnectorSession;
-import io.pmix.common.internal.connector.IofChunk;
+import io.pmix.common.internal.message.IofDelivery;
 import io.pmix.common.internal.connector.LibraryState;
 import io.pmix.common.internal.connector.LocalProcess;
 import io.pmix.common.internal.connector.Messages;
@@ -397,7 +397,7 @@ public final class ToolState implements LibraryState {
     if (channels.isEmpty() || channels.contains(IofChannel.STDIN)) {
       throw new IllegalArgumentException("pull stdout, stderr or stddiag, not " + channels);
     }
-    Consumer<IofChunk> sink =
+    Consumer<IofDelivery> sink =
         c ->
             handler.onOutput(
                 new IofOutput(c.source(), IofChannel.fromMask(c.channel()), c.data(), c.info()));

@@ -35,6 +35,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.IofDelivery;
 import io.pmix.common.internal.wire.ClientReply;
 import io.pmix.common.internal.wire.Command;
 import io.pmix.common.internal.wire.ConnectReply;
@@ -151,10 +152,10 @@ public final class ConnectorSession {
 
   /** An IOF_PULL registration: where its output goes and the server's id for it. */
   private static final class IofSink {
-    final Consumer<IofChunk> sink;
+    final Consumer<IofDelivery> sink;
     long serverId = -1;
 
-    IofSink(Consumer<IofChunk> sink) {
+    IofSink(Consumer<IofDelivery> sink) {
       this.sink = sink;
     }
   }
@@ -1209,7 +1210,7 @@ public final class ConnectorSession {
    * the registration's local id, for {@link #iofDeregister}.
    */
   public CompletableFuture<Long> iofPull(
-      List<Proc> sources, int channels, List<Info> directives, Consumer<IofChunk> sink) {
+      List<Proc> sources, int channels, List<Info> directives, Consumer<IofDelivery> sink) {
     List<Proc> ps = List.copyOf(sources);
     List<Info> ds = List.copyOf(directives);
     requireNonNull(sink, "sink");
@@ -1272,7 +1273,7 @@ public final class ConnectorSession {
   }
 
   private void onIof(PmixReader r) {
-    IofChunk c = Messages.iofChunk(r);
+    IofDelivery c = Messages.iofChunk(r);
     IofSink s = iofSinks.get(c.localId());
     if (s == null) {
       LOG.log(Level.DEBUG, "forwarded output for unknown registration {0} dropped", c.localId());
