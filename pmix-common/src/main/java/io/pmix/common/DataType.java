@@ -11,79 +11,79 @@ import java.util.Optional;
  * This enum is immutable and safe to share between threads.
  */
 public enum DataType {
-  UNDEF(0),
-  BOOL(1),
-  BYTE(2),
-  STRING(3),
-  SIZE(4),
-  PID(5),
-  INT(6),
-  INT8(7),
-  INT16(8),
-  INT32(9),
-  INT64(10),
-  UINT(11),
-  UINT8(12),
-  UINT16(13),
-  UINT32(14),
-  UINT64(15),
-  FLOAT(16),
-  DOUBLE(17),
-  TIMEVAL(18),
-  TIME(19),
-  STATUS(20),
-  VALUE(21),
-  PROC(22),
-  APP(23),
-  INFO(24),
-  PDATA(25),
+    UNDEF(0),
+    BOOL(1),
+  BYTE(2, Kind.UNSIGNED, 8),
+    STRING(3),
+  SIZE(4, Kind.UNSIGNED, 64),
+  PID(5, Kind.SIGNED, 32),
+  INT(6, Kind.SIGNED, 32),
+  INT8(7, Kind.SIGNED, 8),
+  INT16(8, Kind.SIGNED, 16),
+  INT32(9, Kind.SIGNED, 32),
+  INT64(10, Kind.SIGNED, 64),
+  UINT(11, Kind.UNSIGNED, 32),
+  UINT8(12, Kind.UNSIGNED, 8),
+  UINT16(13, Kind.UNSIGNED, 16),
+  UINT32(14, Kind.UNSIGNED, 32),
+  UINT64(15, Kind.UNSIGNED, 64),
+    FLOAT(16),
+    DOUBLE(17),
+    TIMEVAL(18),
+  TIME(19, Kind.SIGNED, 64),
+    STATUS(20),
+    VALUE(21),
+    PROC(22),
+    APP(23),
+    INFO(24),
+    PDATA(25),
   /** Deprecated in the C headers but used on the wire by commit and get traffic. */
-  BUFFER(26),
-  BYTE_OBJECT(27),
-  KVAL(28),
+    BUFFER(26),
+    BYTE_OBJECT(27),
+    KVAL(28),
   /** Named by the headers, never registered: packing it fails with UNKNOWN_DATA_TYPE. */
-  MODEX(29),
-  PERSIST(30),
-  POINTER(31),
-  SCOPE(32),
-  DATA_RANGE(33),
-  COMMAND(34),
-  INFO_DIRECTIVES(35),
-  DATA_TYPE(36),
-  PROC_STATE(37),
-  PROC_INFO(38),
-  DATA_ARRAY(39),
-  PROC_RANK(40),
-  QUERY(41),
-  COMPRESSED_STRING(42),
-  ALLOC_DIRECTIVE(43),
+    MODEX(29),
+  PERSIST(30, Kind.UNSIGNED, 8),
+    POINTER(31),
+  SCOPE(32, Kind.UNSIGNED, 8),
+  DATA_RANGE(33, Kind.UNSIGNED, 8),
+  COMMAND(34, Kind.UNSIGNED, 8),
+  INFO_DIRECTIVES(35, Kind.UNSIGNED, 32),
+  DATA_TYPE(36, Kind.UNSIGNED, 16),
+  PROC_STATE(37, Kind.UNSIGNED, 8),
+    PROC_INFO(38),
+    DATA_ARRAY(39),
+  PROC_RANK(40, Kind.UNSIGNED, 32),
+    QUERY(41),
+    COMPRESSED_STRING(42),
+  ALLOC_DIRECTIVE(43, Kind.UNSIGNED, 8),
   /** Named by the headers, never registered: packing it fails with UNKNOWN_DATA_TYPE. */
-  INFO_ARRAY(44),
-  IOF_CHANNEL(45),
-  ENVAR(46),
-  COORD(47),
-  REGATTR(48),
-  REGEX(49),
-  JOB_STATE(50),
-  LINK_STATE(51),
-  PROC_CPUSET(52),
-  GEOMETRY(53),
-  DEVICE_DIST(54),
-  ENDPOINT(55),
-  TOPO(56),
-  DEVTYPE(57),
-  LOCTYPE(58),
-  COMPRESSED_BYTE_OBJECT(59),
-  PROC_NSPACE(60),
-  PROC_STATS(61),
-  DISK_STATS(62),
-  NET_STATS(63),
-  NODE_STATS(64),
-  DATA_BUFFER(65),
-  STOR_MEDIUM(66),
-  STOR_ACCESS(67),
-  STOR_PERSIST(68),
-  STOR_ACCESS_TYPE(69);
+    INFO_ARRAY(44),
+  IOF_CHANNEL(45, Kind.UNSIGNED, 16),
+    ENVAR(46),
+    COORD(47),
+    REGATTR(48),
+    REGEX(49),
+  JOB_STATE(50, Kind.UNSIGNED, 8),
+  LINK_STATE(51, Kind.UNSIGNED, 8),
+    PROC_CPUSET(52),
+    GEOMETRY(53),
+    DEVICE_DIST(54),
+    ENDPOINT(55),
+    TOPO(56),
+  DEVTYPE(57, Kind.UNSIGNED, 64),
+  LOCTYPE(58, Kind.UNSIGNED, 16),
+    COMPRESSED_BYTE_OBJECT(59),
+    PROC_NSPACE(60),
+    PROC_STATS(61),
+    DISK_STATS(62),
+    NET_STATS(63),
+    NODE_STATS(64),
+    DATA_BUFFER(65),
+  STOR_MEDIUM(66, Kind.UNSIGNED, 64),
+  STOR_ACCESS(67, Kind.UNSIGNED, 64),
+  STOR_PERSIST(68, Kind.UNSIGNED, 64),
+  STOR_ACCESS_TYPE(69, Kind.UNSIGNED, 16);
 
   private static final DataType[] BY_CODE = new DataType[70];
 
@@ -93,15 +93,65 @@ public enum DataType {
     }
   }
 
+  /** Whether a type's values are integers of a fixed wire width, and if so of which sign. */
+  public enum Kind {
+    /** Not an integer of its own width: a string, a struct, STATUS, BOOL, ... */
+    OTHER,
+    /** A signed integer (held as {@link Value.Int}). */
+    SIGNED,
+    /** An unsigned integer or an unsigned enum (held as {@link Value.UInt}). */
+    UNSIGNED
+  }
+
   private final int code;
+  private final Kind kind;
+  private final int bits;
 
   DataType(int code) {
+    this(code, Kind.OTHER, 0);
+  }
+
+  /**
+   * The one table of integer widths: what C's type is ({@code int8_t}, {@code pmix_rank_t},
+   * {@code pmix_data_range_t}, ...) fixes how many bits its values have on the wire, whether
+   * packed fixed-width (native psquash) or as a varint that must not be wider (flex128).
+   */
+  DataType(int code, Kind kind, int bits) {
     this.code = code;
+    this.kind = kind;
+    this.bits = bits;
   }
 
   /** The wire code. */
   public int code() {
     return code;
+  }
+
+  /** Whether this is a signed or an unsigned integer type, or neither. */
+  public Kind kind() {
+    return kind;
+  }
+
+  /** Whether values of this type are signed integers of {@link #bits()} bits. */
+  public boolean isSignedInteger() {
+    return kind == Kind.SIGNED;
+  }
+
+  /** Whether values of this type are unsigned integers (or enums) of {@link #bits()} bits. */
+  public boolean isUnsignedInteger() {
+    return kind == Kind.UNSIGNED;
+  }
+
+  /**
+   * The width in bits (8, 16, 32 or 64) of an integer type's values, as C declares the type.
+   *
+   * @throws IllegalStateException if this is not an integer type ({@link Kind#OTHER})
+   */
+  public int bits() {
+    if (kind == Kind.OTHER) {
+      throw new IllegalStateException(this + " is not an integer type");
+    }
+    return bits;
   }
 
   /** The C name, e.g. {@code PMIX_STRING}. */

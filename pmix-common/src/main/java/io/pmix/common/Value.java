@@ -4,7 +4,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.collect.ImmutableList;
-import com.google.common.collect.ImmutableSet;
+import com.google.common.collect.Sets;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
@@ -135,6 +135,13 @@ public sealed interface Value
     return new UInt(type, bits);
   }
 
+  /** The types of one integer kind, as {@link DataType} declares them. */
+  private static Set<DataType> typesOf(DataType.Kind kind) {
+    return Arrays.stream(DataType.values())
+        .filter(t -> t.kind() == kind)
+        .collect(Sets.toImmutableEnumSet());
+  }
+
   // ---- accessors ----
 
   /** The string of a STRING, PROC_NSPACE or REGEX value. */
@@ -223,41 +230,17 @@ public sealed interface Value
    * @param value the value, within the type's range
    */
   record Int(DataType type, long value) implements Value {
-    /** The types this record holds. */
-    public static final Set<DataType> TYPES =
-        ImmutableSet.of(
-            DataType.INT8,
-            DataType.INT16,
-            DataType.INT32,
-            DataType.INT64,
-            DataType.INT,
-            DataType.PID,
-            DataType.TIME);
+    /** The types this record holds: the signed integer types of {@link DataType}. */
+    public static final Set<DataType> TYPES = typesOf(DataType.Kind.SIGNED);
 
     /** Checks the type and range. */
     public Int {
-      checkArgument(TYPES.contains(type), "%s is not a signed integer type", type);
-      int bits = bits(type);
+      checkArgument(type.isSignedInteger(), "%s is not a signed integer type", type);
+      int bits = type.bits();
       if (bits < 64) {
         long min = -(1L << (bits - 1));
         long max = (1L << (bits - 1)) - 1;
         checkArgument(value >= min && value <= max, "%s out of range for %s", value, type);
-      }
-    }
-
-    /** The width in bits of a signed integer type. */
-    public static int bits(DataType type) {
-      switch (type) {
-        case INT8:
-          return 8;
-        case INT16:
-          return 16;
-        case INT32:
-        case INT:
-        case PID:
-          return 32;
-        default:
-          return 64;
       }
     }
   }
@@ -270,73 +253,17 @@ public sealed interface Value
    * @param value the unsigned value, within the type's width
    */
   record UInt(DataType type, long value) implements Value {
-    /** The types this record holds. */
-    public static final Set<DataType> TYPES =
-        ImmutableSet.of(
-            DataType.BYTE,
-            DataType.UINT8,
-            DataType.PERSIST,
-            DataType.SCOPE,
-            DataType.DATA_RANGE,
-            DataType.COMMAND,
-            DataType.PROC_STATE,
-            DataType.ALLOC_DIRECTIVE,
-            DataType.JOB_STATE,
-            DataType.LINK_STATE,
-            DataType.UINT16,
-            DataType.DATA_TYPE,
-            DataType.IOF_CHANNEL,
-            DataType.LOCTYPE,
-            DataType.STOR_ACCESS_TYPE,
-            DataType.UINT32,
-            DataType.UINT,
-            DataType.PROC_RANK,
-            DataType.INFO_DIRECTIVES,
-            DataType.UINT64,
-            DataType.SIZE,
-            DataType.DEVTYPE,
-            DataType.STOR_MEDIUM,
-            DataType.STOR_ACCESS,
-            DataType.STOR_PERSIST);
+    /** The types this record holds: the unsigned integer types of {@link DataType}. */
+    public static final Set<DataType> TYPES = typesOf(DataType.Kind.UNSIGNED);
 
     /** Checks the type and range. */
     public UInt {
-      checkArgument(TYPES.contains(type), "%s is not an unsigned integer type", type);
-      int bits = bits(type);
+      checkArgument(type.isUnsignedInteger(), "%s is not an unsigned integer type", type);
+      int bits = type.bits();
       // Not checkArgument: its message argument would be built for every value a decoder makes.
       if (bits < 64 && (value < 0 || value >= (1L << bits))) {
         throw new IllegalArgumentException(
             Long.toUnsignedString(value) + " out of range for " + type);
-      }
-    }
-
-    /** The width in bits of an unsigned type. */
-    public static int bits(DataType type) {
-      switch (type) {
-        case BYTE:
-        case UINT8:
-        case PERSIST:
-        case SCOPE:
-        case DATA_RANGE:
-        case COMMAND:
-        case PROC_STATE:
-        case ALLOC_DIRECTIVE:
-        case JOB_STATE:
-        case LINK_STATE:
-          return 8;
-        case UINT16:
-        case DATA_TYPE:
-        case IOF_CHANNEL:
-        case LOCTYPE:
-        case STOR_ACCESS_TYPE:
-          return 16;
-        case UINT32:
-        case UINT:
-        case PROC_RANK:
-        case INFO_DIRECTIVES:
-          return 32;
-        default:
-          return 64;
       }
     }
 

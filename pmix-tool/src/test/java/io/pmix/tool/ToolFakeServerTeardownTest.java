@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.internal.connector.LibraryHolder;
+import io.pmix.common.testing.ScriptedServer;
 import io.pmix.common.testing.TeardownContract;
 import io.pmix.tool.internal.ToolHolder;
 import io.pmix.tool.internal.ToolState;
@@ -23,11 +24,11 @@ import org.junit.jupiter.api.BeforeAll;
  * registers events, pulls output and leaves both registered, so the teardown has to drop them.
  */
 class ToolFakeServerTeardownTest extends TeardownContract<ToolState> {
-  private static FakeToolServer server;
+  private static ScriptedServer server;
 
   @BeforeAll
   static void start() {
-    server = new FakeToolServer();
+    server = new ScriptedServer();
   }
 
   @AfterAll
@@ -56,18 +57,18 @@ class ToolFakeServerTeardownTest extends TeardownContract<ToolState> {
   @Override
   protected void exercise() {
     assertTrue(PMIxTool.isConnected());
-    assertEquals(List.of(FakeToolServer.JOB, "other"), PMIxTool.queryNamespaces());
+    assertEquals(List.of(ScriptedServer.JOB, "other"), PMIxTool.queryNamespaces());
     var unused = PMIxTool.registerEventHandler(List.of(), e -> {});
     CompletableFuture<IofOutput> out = new CompletableFuture<>();
     var unused2 =
         PMIxTool.iofPull(
-            List.of(Proc.wildcard(FakeToolServer.JOB)), EnumSet.of(IofChannel.STDOUT), out::complete);
+            List.of(Proc.wildcard(ScriptedServer.JOB)), EnumSet.of(IofChannel.STDOUT), out::complete);
     try {
       assertEquals("hello out\n", out.get(10, TimeUnit.SECONDS).text());
     } catch (Exception e) {
       throw new AssertionError(e);
     }
-    assertEquals(3, PMIxTool.get(Proc.wildcard(FakeToolServer.JOB), "pmix.job.size").asInt());
+    assertEquals(3, PMIxTool.get(Proc.wildcard(ScriptedServer.JOB), "pmix.job.size").asInt());
   }
 
   @Override

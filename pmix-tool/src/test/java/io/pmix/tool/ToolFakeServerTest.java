@@ -21,6 +21,7 @@ import io.pmix.common.internal.connector.LocalProcess;
 import io.pmix.common.internal.wire.Command;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.testing.ScriptedServer;
 import io.pmix.common.testing.TeardownContract;
 import io.pmix.tool.internal.ToolHolder;
 import java.nio.file.Files;
@@ -46,12 +47,12 @@ class ToolFakeServerTest {
   private static final String HOST = "testhost";
 
   @TempDir Path tmp;
-  private FakeToolServer server;
+  private ScriptedServer server;
   private Map<String, String> env;
 
   @BeforeEach
   void start() {
-    server = new FakeToolServer();
+    server = new ScriptedServer();
     env = new HashMap<>();
     env.put("PMIX_HOSTNAME", HOST);
     env.put("PMIX_SYSTEM_TMPDIR", tmp.toString());
@@ -76,7 +77,7 @@ class ToolFakeServerTest {
     Proc me = init(Info.of("pmix.srvr.uri", server.uri()));
     assertEquals(Proc.of("fake-tool-1", 0), me);
     assertEquals(me, PMIxTool.myProc());
-    assertEquals(Proc.of(FakeToolServer.NSPACE, 0), PMIxTool.server().orElseThrow());
+    assertEquals(Proc.of(ScriptedServer.NSPACE, 0), PMIxTool.server().orElseThrow());
     ConnectRequest req = server.connects.get(0);
     assertEquals(ConnectorKind.TOOL_NEEDS_ID, req.kind());
     int[] ids = LocalProcess.effectiveIds();
@@ -127,7 +128,7 @@ class ToolFakeServerTest {
     PMIxTool.finalize();
     init(Info.of("pmix.tool.launcher", true));
     PMIxTool.finalize();
-    List<FakeToolServer.Received> launched = server.frames.subList(before, server.frames.size());
+    List<ScriptedServer.Received> launched = server.frames.subList(before, server.frames.size());
     assertEquals(4, launched.size(), "REQ and FINALIZE twice");
     assertTrue(launched.stream().allMatch(f -> f.pindex() == -1), launched.toString());
     List<ConnectorKind> kinds = server.connects.stream().map(ConnectRequest::kind).toList();
@@ -148,10 +149,10 @@ class ToolFakeServerTest {
   @Test
   void queriesAnsweredByTheServerAndByTheLibrary() {
     init(Info.of("pmix.srvr.uri", server.uri()));
-    assertEquals(List.of(FakeToolServer.JOB, "other"), PMIxTool.queryNamespaces());
-    List<Value.ProcInfo> table = PMIxTool.queryProcTable(FakeToolServer.JOB);
+    assertEquals(List.of(ScriptedServer.JOB, "other"), PMIxTool.queryNamespaces());
+    List<Value.ProcInfo> table = PMIxTool.queryProcTable(ScriptedServer.JOB);
     assertEquals(2, table.size());
-    assertEquals(Proc.of(FakeToolServer.JOB, 1), table.get(1).proc());
+    assertEquals(Proc.of(ScriptedServer.JOB, 1), table.get(1).proc());
     assertEquals("node1", table.get(1).hostname());
     assertEquals("/bin/app", table.get(1).executableName());
     assertEquals(1001, table.get(1).pid());
@@ -181,7 +182,7 @@ class ToolFakeServerTest {
   @Test
   void getSpawnJobControlAndLog() {
     init(Info.of("pmix.srvr.uri", server.uri()));
-    Proc job = Proc.wildcard(FakeToolServer.JOB);
+    Proc job = Proc.wildcard(ScriptedServer.JOB);
     assertEquals(3, PMIxTool.get(job, "pmix.job.size").asInt());
     int sent = server.frames.size();
     assertEquals(3, PMIxTool.get(job, "pmix.job.size").asInt());
@@ -202,9 +203,9 @@ class ToolFakeServerTest {
   void eventsFromTheServerAndLocalOnes() throws Exception {
     init(Info.of("pmix.srvr.uri", server.uri()));
     CompletableFuture<Event> pushed = new CompletableFuture<>();
-    long id = PMIxTool.registerEventHandler(List.of(FakeToolServer.PUSHED_EVENT), pushed::complete);
+    long id = PMIxTool.registerEventHandler(List.of(ScriptedServer.PUSHED_EVENT), pushed::complete);
     Event e = pushed.get(10, TimeUnit.SECONDS);
-    assertEquals(Proc.of(FakeToolServer.NSPACE, 0), e.source());
+    assertEquals(Proc.of(ScriptedServer.NSPACE, 0), e.source());
     assertEquals("hello", e.find("my.key").orElseThrow().value().asString());
     assertEquals(DataRange.SESSION, e.range().orElseThrow());
     CompletableFuture<Event> local = new CompletableFuture<>();
@@ -221,17 +222,17 @@ class ToolFakeServerTest {
     CompletableFuture<IofOutput> out = new CompletableFuture<>();
     long id =
         PMIxTool.iofPull(
-            List.of(Proc.wildcard(FakeToolServer.JOB)),
+            List.of(Proc.wildcard(ScriptedServer.JOB)),
             EnumSet.of(IofChannel.STDOUT, IofChannel.STDERR),
             out::complete);
     IofOutput o = out.get(10, TimeUnit.SECONDS);
-    assertEquals(Proc.of(FakeToolServer.JOB, 0), o.source());
+    assertEquals(Proc.of(ScriptedServer.JOB, 0), o.source());
     assertEquals(EnumSet.of(IofChannel.STDOUT), o.channels());
     assertEquals("hello out\n", o.text());
     PMIxTool.iofDeregister(id);
     assertThrows(PmixException.class, () -> PMIxTool.iofDeregister(id));
-    PMIxTool.iofPush(List.of(Proc.of(FakeToolServer.JOB, 0)), "input\n".getBytes(UTF_8));
-    PMIxTool.iofPush(List.of(Proc.of(FakeToolServer.JOB, 0)), null);
+    PMIxTool.iofPush(List.of(Proc.of(ScriptedServer.JOB, 0)), "input\n".getBytes(UTF_8));
+    PMIxTool.iofPush(List.of(Proc.of(ScriptedServer.JOB, 0)), null);
     assertThrows(
         IllegalArgumentException.class,
         () -> PMIxTool.iofPull(List.of(Proc.of("x", 0)), EnumSet.of(IofChannel.STDIN), x -> {}));
@@ -242,17 +243,17 @@ class ToolFakeServerTest {
     long pid = 424242;
     Path nested = tmp.resolve("session").resolve("pmix-java-1");
     server.writeRendezvous(nested, "pmix." + HOST + ".tool." + pid);
-    server.writeRendezvous(nested, "pmix." + HOST + ".tool." + FakeToolServer.NSPACE);
+    server.writeRendezvous(nested, "pmix." + HOST + ".tool." + ScriptedServer.NSPACE);
     Path attach = server.writeRendezvous(tmp.resolve("elsewhere"), "attach.txt");
     server.writeRendezvous(tmp, "pmix.sys." + HOST);
     // A file for another pid with a matching prefix must not be taken (C matches by prefix).
-    try (FakeToolServer other = new FakeToolServer(1)) {
+    try (ScriptedServer other = new ScriptedServer(1)) {
       other.writeRendezvous(nested, "pmix." + HOST + ".tool." + pid + "1");
       init(Info.of("pmix.srvr.pidinfo", Value.pid((int) pid)));
-      assertEquals(Proc.of(FakeToolServer.NSPACE, 0), PMIxTool.server().orElseThrow());
+      assertEquals(Proc.of(ScriptedServer.NSPACE, 0), PMIxTool.server().orElseThrow());
       PMIxTool.finalize();
     }
-    init(Info.of("pmix.srv.nspace", FakeToolServer.NSPACE));
+    init(Info.of("pmix.srv.nspace", ScriptedServer.NSPACE));
     PMIxTool.finalize();
     init(Info.of("pmix.tool.attach", attach.toString()));
     PMIxTool.finalize();
@@ -274,7 +275,7 @@ class ToolFakeServerTest {
     Files.writeString(
         tmp.resolve("pmix." + HOST + ".tool.1"), "dead.0;tcp4://127.0.0.1:1\n4.2.2\n1\n0:0\n\n");
     // A server that refuses by closing, also nearer the root than the good one.
-    try (FakeToolServer refusing = new FakeToolServer(5)) {
+    try (ScriptedServer refusing = new ScriptedServer(5)) {
       refusing.refuse = true;
       refusing.writeRendezvous(tmp.resolve("a"), "pmix." + HOST + ".tool.3");
       server.writeRendezvous(tmp.resolve("b").resolve("c"), "pmix." + HOST + ".tool.2");
@@ -283,7 +284,7 @@ class ToolFakeServerTest {
       assertEquals(0, PMIxTool.server().orElseThrow().rank());
       assertEquals(1, refusing.connects.size(), "the refusing server was tried first");
       assertEquals(1, server.connects.size());
-      assertTrue(PMIxTool.queryNamespaces().contains(FakeToolServer.JOB));
+      assertTrue(PMIxTool.queryNamespaces().contains(ScriptedServer.JOB));
     }
   }
 
@@ -291,7 +292,7 @@ class ToolFakeServerTest {
   void aChangedEnvironmentIsHonouredByTheNextInit() throws Exception {
     Path a = tmp.resolve("a");
     Path b = tmp.resolve("b");
-    try (FakeToolServer other = new FakeToolServer(9)) {
+    try (ScriptedServer other = new ScriptedServer(9)) {
       server.writeRendezvous(a, "pmix." + HOST + ".tool.1");
       other.writeRendezvous(b, "pmix." + HOST + ".tool.2");
       env.put("PMIX_SYSTEM_TMPDIR", a.toString());

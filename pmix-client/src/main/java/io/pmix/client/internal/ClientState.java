@@ -11,14 +11,21 @@ import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.connector.Bookkept;
+import io.pmix.common.internal.connector.ConnectPlan;
 import io.pmix.common.internal.connector.ConnectorSession;
 import io.pmix.common.internal.connector.DataStore;
 import io.pmix.common.internal.connector.LibraryState;
 import io.pmix.common.internal.connector.LocalProcess;
-import io.pmix.common.internal.connector.Messages;
 import io.pmix.common.internal.connector.Role;
 import io.pmix.common.internal.connector.ServerAddress;
-import io.pmix.common.internal.wire.Command;
+import io.pmix.common.internal.message.AbortRequest;
+import io.pmix.common.internal.message.CommitRequest;
+import io.pmix.common.internal.message.FenceNbRequest;
+import io.pmix.common.internal.message.LookupNbReply;
+import io.pmix.common.internal.message.LookupNbRequest;
+import io.pmix.common.internal.message.PublishNbRequest;
+import io.pmix.common.internal.message.UnpublishNbRequest;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.NativeCredential;
@@ -63,7 +70,10 @@ public final class ClientState implements LibraryState {
   private final ConnectorSession session;
 
   // ---- confined to the progress thread ----
+  @Bookkept("client.commitLocal")
   private final Map<String, Value> commitLocal = new LinkedHashMap<>();
+
+  @Bookkept("client.commitRemote")
   private final Map<String, Value> commitRemote = new LinkedHashMap<>();
 
   private ClientState(ClientEnvironment env, Proc me, boolean singleton) {
@@ -108,7 +118,7 @@ public final class ClientState implements LibraryState {
     return s;
   }
 
-  private ConnectorSession.ConnectPlan connectPlan(ServerAddress addr) {
+  private ConnectPlan connectPlan(ServerAddress addr) {
     byte[] credential =
         env.psecModule().equals(NativeCredential.MODULE)
             ? new NativeCredential(uid, gid).toBytes()
@@ -122,7 +132,7 @@ public final class ClientState implements LibraryState {
             .bufferType(env.bufferType().code())
             .gdsModule("hash")
             .build();
-    return new ConnectorSession.ConnectPlan(
+    return new ConnectPlan(
         addr, req, ReplyLayout.CLIENT, CONNECT_ATTEMPTS, CONNECT_RETRY);
   }
 
@@ -199,7 +209,7 @@ public final class ClientState implements LibraryState {
             return;
           }
           session.send(
-              session.messages().commit(local, remote),
+              CommitRequest.of(local, remote),
               session.replyTo(f, r -> ConnectorSession.statusOnly(r, "commit")));
         });
   }
@@ -223,7 +233,7 @@ public final class ClientState implements LibraryState {
             return;
           }
           session.send(
-              session.messages().fence(ps, ds),
+              new FenceNbRequest(ps, ds),
               session.replyTo(f, r -> ConnectorSession.statusOnly(r, "fence")));
         });
   }
@@ -240,7 +250,7 @@ public final class ClientState implements LibraryState {
   public CompletableFuture<Void> publish(List<Info> info) {
     List<Info> is = List.copyOf(info);
     return session.request(
-        () -> session.messages().publish(uid, is),
+        () -> new PublishNbRequest(uid, is),
         r -> ConnectorSession.statusOnly(r, "publish"));
   }
 
@@ -250,10 +260,13 @@ public final class ClientState implements LibraryState {
     List<String> ks = List.copyOf(keys);
     List<Info> ds = List.copyOf(directives);
     return session.request(
-        () -> session.messages().keys(Command.LOOKUPNB, uid, ks, ds),
+        () -> new LookupNbRequest(uid, ks, ds),
         r -> {
-          Messages.checkStatus(r, "lookup " + ks);
-          return List.copyOf(Messages.lookupData(r));
+          LookupNbReply reply = LookupNbReply.decode(r);
+          if (!reply.status().isSuccess()) {
+            throw new PmixException(reply.status(), "lookup " + ks);
+          }
+          return reply.data();
         });
   }
 
@@ -262,7 +275,7 @@ public final class ClientState implements LibraryState {
     List<String> ks = List.copyOf(keys);
     List<Info> ds = List.copyOf(directives);
     return session.request(
-        () -> session.messages().keys(Command.UNPUBLISHNB, uid, ks, ds),
+        () -> new UnpublishNbRequest(uid, ks, ds),
         r -> ConnectorSession.statusOnly(r, "unpublish"));
   }
 
@@ -303,7 +316,7 @@ public final class ClientState implements LibraryState {
     requireNonNull(status, "status");
     List<Proc> ps = List.copyOf(procs);
     return session.request(
-        () -> session.messages().abort(status, msg, ps),
+        () -> new AbortRequest(status, msg, ps),
         r -> ConnectorSession.statusOnly(r, "abort"));
   }
 

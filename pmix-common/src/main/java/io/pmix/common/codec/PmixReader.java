@@ -92,9 +92,24 @@ public final class PmixReader {
     return format;
   }
 
+  /** The limits this reader enforces, for callers that check counts before reading. */
+  public CodecLimits limits() {
+    return limits;
+  }
+
   /** Whether unread bytes remain. */
   public boolean hasRemaining() {
     return in.isReadable();
+  }
+
+  /**
+   * Consumes the unread bytes as they are: a tail that another reader will read, such as the job
+   * data after the namespace of a REQ reply.
+   */
+  public byte[] unpackRemaining() {
+    byte[] b = new byte[in.readableBytes()];
+    in.readBytes(b);
+    return b;
   }
 
   /** How many bytes remain unread. */
@@ -355,6 +370,21 @@ public final class PmixReader {
     }
   }
 
+  /**
+   * An integer of {@link DataType#bits()} bits: one byte when 8, else fixed-width or a varint no
+   * wider than that. TIME ({@code time_t}) is signed but C packs it as an unsigned 64-bit value.
+   */
+  private Value readInteger(DataType type) {
+    int bits = type.bits();
+    if (type == DataType.TIME) {
+      return Value.signed(DataType.TIME, readUnsigned(64));
+    }
+    if (type.isSignedInteger()) {
+      return Value.signed(type, bits == 8 ? (byte) readByte() : readSigned(bits));
+    }
+    return Value.unsigned(type, bits == 8 ? readByte() : readUnsigned(bits));
+  }
+
   /** C accepts any integer type tag before a pid run and converts; so do we. */
   private void readPidTag() {
     int code = readTagCode();
@@ -373,42 +403,12 @@ public final class PmixReader {
   }
 
   private Value readItem(DataType type) {
+    if (type.kind() != DataType.Kind.OTHER) {
+      return readInteger(type);
+    }
     switch (type) {
       case BOOL:
         return Value.of(readByte() != 0);
-      case INT8:
-        return Value.signed(DataType.INT8, (byte) readByte());
-      case INT16:
-      case INT32:
-      case INT64:
-        return Value.signed(type, readSigned(Value.Int.bits(type)));
-      case TIME:
-        return Value.signed(DataType.TIME, readUnsigned(64));
-      case BYTE:
-      case UINT8:
-      case PERSIST:
-      case SCOPE:
-      case DATA_RANGE:
-      case COMMAND:
-      case PROC_STATE:
-      case ALLOC_DIRECTIVE:
-      case JOB_STATE:
-      case LINK_STATE:
-        return Value.unsigned(type, readByte());
-      case UINT16:
-      case DATA_TYPE:
-      case IOF_CHANNEL:
-      case LOCTYPE:
-      case STOR_ACCESS_TYPE:
-      case UINT32:
-      case PROC_RANK:
-      case INFO_DIRECTIVES:
-      case UINT64:
-      case DEVTYPE:
-      case STOR_MEDIUM:
-      case STOR_ACCESS:
-      case STOR_PERSIST:
-        return Value.unsigned(type, readUnsigned(Value.UInt.bits(type)));
       case STRING:
       case PROC_NSPACE:
         return new Value.Str(type, readStr());

@@ -73,6 +73,16 @@ public final class PmixWriter {
     return this;
   }
 
+  /**
+   * Appends bytes that a writer in this format produced (pack calls written elsewhere, such as
+   * job data after a namespace), unchanged.
+   */
+  @CanIgnoreReturnValue
+  public PmixWriter packRaw(byte[] packed) {
+    out.writeBytes(packed);
+    return this;
+  }
+
   /** One pack call of a single item of its own type. */
   @CanIgnoreReturnValue
   public PmixWriter pack(Value item) {
@@ -197,56 +207,41 @@ public final class PmixWriter {
     }
   }
 
+  /**
+   * An integer of {@link DataType#bits()} bits: one byte when 8, else fixed-width or a varint.
+   * TIME ({@code time_t}) is signed but C packs it as an unsigned 64-bit value.
+   */
+  private void writeInteger(DataType type, Value v) {
+    int bits = type.bits();
+    if (type.isSignedInteger()) {
+      long x = ((Value.Int) v).value();
+      if (type == DataType.TIME) {
+        writeUnsigned(x, 64);
+      } else if (bits == 8) {
+        out.writeByte((int) x);
+      } else {
+        writeSigned(x, bits);
+      }
+      return;
+    }
+    long x = ((Value.UInt) v).value();
+    if (bits == 8) {
+      out.writeByte((int) x);
+    } else {
+      writeUnsigned(x, bits);
+    }
+  }
+
   /** A single item of a type without run tags. */
   private void writeItem(DataType type, Value v) {
+    if (type.kind() != DataType.Kind.OTHER) {
+      writeInteger(type, v);
+      return;
+    }
     switch (type) {
       case BOOL:
         out.writeByte(((Value.Bool) v).value() ? 1 : 0);
         break;
-      case INT8:
-        out.writeByte((int) ((Value.Int) v).value());
-        break;
-      case INT16:
-      case INT32:
-      case INT64:
-        writeSigned(((Value.Int) v).value(), Value.Int.bits(type));
-        break;
-      case TIME:
-        writeUnsigned(((Value.Int) v).value(), 64);
-        break;
-      case BYTE:
-      case UINT8:
-      case PERSIST:
-      case SCOPE:
-      case DATA_RANGE:
-      case COMMAND:
-      case PROC_STATE:
-      case ALLOC_DIRECTIVE:
-      case JOB_STATE:
-      case LINK_STATE:
-      case UINT16:
-      case DATA_TYPE:
-      case IOF_CHANNEL:
-      case LOCTYPE:
-      case STOR_ACCESS_TYPE:
-      case UINT32:
-      case PROC_RANK:
-      case INFO_DIRECTIVES:
-      case UINT64:
-      case DEVTYPE:
-      case STOR_MEDIUM:
-      case STOR_ACCESS:
-      case STOR_PERSIST:
-        {
-          int bits = Value.UInt.bits(type);
-          long x = ((Value.UInt) v).value();
-          if (bits == 8) {
-            out.writeByte((int) x);
-          } else {
-            writeUnsigned(x, bits);
-          }
-          break;
-        }
       case STRING:
       case PROC_NSPACE:
         writeStr(((Value.Str) v).value());

@@ -175,45 +175,21 @@ final class CRoundTripValues {
 
   /** An item of {@code type} at nesting depth {@code depth}. */
   static Arbitrary<Value> item(DataType type, int depth) {
+    if (type == DataType.PROC_RANK) {
+      return rank().map(Value::rank);
+    }
+    if (type == DataType.DATA_TYPE) {
+      return Arbitraries.just(Value.unsigned(DataType.DATA_TYPE, 0));
+    }
+    if (type.isUnsignedInteger()) {
+      return unsigned(type.bits()).map(v -> Value.unsigned(type, v));
+    }
+    if (type.isSignedInteger()) {
+      return signed(type.bits()).map(v -> Value.signed(type, v));
+    }
     switch (type) {
       case BOOL:
         return Arbitraries.of(true, false).map(Value::of);
-      case BYTE:
-      case UINT8:
-      case PERSIST:
-      case SCOPE:
-      case DATA_RANGE:
-      case COMMAND:
-      case PROC_STATE:
-      case ALLOC_DIRECTIVE:
-      case JOB_STATE:
-      case LINK_STATE:
-      case UINT16:
-      case IOF_CHANNEL:
-      case LOCTYPE:
-      case STOR_ACCESS_TYPE:
-      case UINT32:
-      case UINT:
-      case INFO_DIRECTIVES:
-      case UINT64:
-      case SIZE:
-      case DEVTYPE:
-      case STOR_MEDIUM:
-      case STOR_ACCESS:
-      case STOR_PERSIST:
-        return unsigned(Value.UInt.bits(type)).map(v -> Value.unsigned(type, v));
-      case PROC_RANK:
-        return rank().map(Value::rank);
-      case DATA_TYPE:
-        return Arbitraries.just(Value.unsigned(DataType.DATA_TYPE, 0));
-      case INT8:
-      case INT16:
-      case INT32:
-      case INT64:
-      case INT:
-      case PID:
-      case TIME:
-        return signed(Value.Int.bits(type)).map(v -> Value.signed(type, v));
       case STATUS:
         return status().map(Value::status);
       case FLOAT:

@@ -112,45 +112,15 @@ public final class GoldenVectors {
 
   /** The value a recipe item of type {@code t} describes. */
   static Value item(DataType t, JsonNode j) {
+    if (t.isSignedInteger()) {
+      return Value.signed(t, t.bits() == 64 ? Long.parseLong(j.asText()) : j.asLong());
+    }
+    if (t.isUnsignedInteger()) {
+      return Value.unsigned(t, t.bits() == 64 ? u64(j) : j.asLong());
+    }
     switch (t) {
       case BOOL:
         return Value.of(j.asBoolean());
-      case INT8:
-      case INT16:
-      case INT32:
-      case INT:
-      case PID:
-        return Value.signed(t, j.asLong());
-      case INT64:
-      case TIME:
-        return Value.signed(t, Long.parseLong(j.asText()));
-      case BYTE:
-      case UINT8:
-      case UINT16:
-      case UINT32:
-      case UINT:
-      case PROC_RANK:
-      case INFO_DIRECTIVES:
-      case DATA_TYPE:
-      case PERSIST:
-      case SCOPE:
-      case DATA_RANGE:
-      case COMMAND:
-      case PROC_STATE:
-      case ALLOC_DIRECTIVE:
-      case JOB_STATE:
-      case LINK_STATE:
-      case IOF_CHANNEL:
-      case LOCTYPE:
-      case STOR_ACCESS_TYPE:
-        return Value.unsigned(t, j.asLong());
-      case UINT64:
-      case SIZE:
-      case DEVTYPE:
-      case STOR_MEDIUM:
-      case STOR_ACCESS:
-      case STOR_PERSIST:
-        return Value.unsigned(t, u64(j));
       case FLOAT:
         return new Value.Real32(parseFloat(j.asText()));
       case DOUBLE:

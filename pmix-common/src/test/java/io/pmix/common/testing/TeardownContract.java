@@ -32,7 +32,10 @@ import org.junit.jupiter.api.Test;
  *   <li>nested init/init/finalize leaves the library running (same state, same threads, latch
  *       set) and only the matching last finalize tears it down;
  *   <li>init works again after the last finalize, each time with a fresh state and fresh threads;
- *   <li>a finalize without init is a caller mistake that changes nothing.
+ *   <li>a finalize without init is a caller mistake that changes nothing;
+ *   <li>every field of the cycle's state, its session and the session's parts is accounted for
+ *       in the bookkeeping ({@link StateAccounting});
+ *   <li>the state of a finished cycle and every resource it owned become unreachable.
  * </ul>
  *
  * <p>The static helpers ({@link #assertNothingRemains}, {@link #assertReleased}, {@link
@@ -161,6 +164,40 @@ public abstract class TeardownContract<S extends LibraryState> {
     finalizeOnce();
     assertThrows(IllegalStateException.class, this::finalizeOnce);
     assertNothingRemains(holder());
+  }
+
+  @Test
+  void everyFieldOfACycleIsAccountedFor() {
+    init();
+    exercise();
+    StateAccounting.assertAccounted(holder().require());
+    finalizeOnce();
+  }
+
+  /**
+   * The state of a finished cycle and every object it owns ({@link LibraryState#resources}: event
+   * loop, executor, threads, channel, store) become unreachable: nothing static keeps them.
+   */
+  @Test
+  void finishedCyclesBecomeUnreachable() {
+    ProcessResources.Reachability refs = new ProcessResources.Reachability();
+    for (int i = 0; i < 3; i++) {
+      trackOneCycle(refs, i);
+    }
+    refs.assertAllCleared();
+  }
+
+  /** A method of its own so that no local variable keeps the cycle reachable afterwards. */
+  private void trackOneCycle(ProcessResources.Reachability refs, int i) {
+    init();
+    S s = holder().require();
+    Map<String, Object> resources = s.resources();
+    assertFalse(resources.isEmpty(), "the state lists no resources");
+    assertTrue(resources.keySet().stream().anyMatch(k -> k.startsWith("thread ")), resources::toString);
+    refs.track("cycle " + i + " state", s);
+    resources.forEach((k, v) -> refs.track("cycle " + i + " " + k, v));
+    exercise();
+    finalizeOnce();
   }
 
   // ---------------------------------------------------------------------------------------------

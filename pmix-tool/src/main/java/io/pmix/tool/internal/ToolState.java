@@ -12,12 +12,15 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.connector.Bookkept;
+import io.pmix.common.internal.connector.ConnectPlan;
 import io.pmix.common.internal.connector.ConnectorSession;
-import io.pmix.common.internal.connector.IofChunk;
 import io.pmix.common.internal.connector.LibraryState;
 import io.pmix.common.internal.connector.LocalProcess;
-import io.pmix.common.internal.connector.Messages;
 import io.pmix.common.internal.connector.Role;
+import io.pmix.common.internal.message.IofDelivery;
+import io.pmix.common.internal.message.JobControlRequest;
+import io.pmix.common.internal.message.QueryReply;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.common.internal.wire.PeerId;
@@ -63,12 +66,15 @@ public final class ToolState implements LibraryState {
   private final int gid;
 
   /** The cycle's settings, tmpdir choices included; nulled by the teardown. */
+  @Bookkept("tool.settings (identity, targets, tmpdir choices)")
   private volatile @Nullable ToolSettings settings;
 
   /** The server this cycle connected to; nulled by the teardown. */
+  @Bookkept("tool.chosenServer")
   private volatile @Nullable Candidate chosen;
 
   /** The servers the locator offered this cycle; cleared by the teardown. */
+  @Bookkept("tool.candidates")
   private volatile List<Candidate> candidates = List.of();
 
   private ToolState(ToolSettings settings) {
@@ -146,7 +152,7 @@ public final class ToolState implements LibraryState {
     session.await(session.openStandalone(me, reason, store -> {}), "init");
   }
 
-  private ConnectorSession.ConnectPlan plan(ToolSettings st, Candidate c, boolean search) {
+  private ConnectPlan plan(ToolSettings st, Candidate c, boolean search) {
     byte[] credential =
         st.psecModule().equals(NativeCredential.MODULE)
             ? new NativeCredential(uid, gid).toBytes()
@@ -165,7 +171,7 @@ public final class ToolState implements LibraryState {
       b.procId(id.nspace(), id.rank());
     }
     int attempts = search && !st.retriesGiven() ? SEARCH_ATTEMPTS : st.attempts();
-    return new ConnectorSession.ConnectPlan(
+    return new ConnectPlan(
         c.address(),
         b.build(),
         ReplyLayout.forConnector(st.kind(), c.version().orElse(ConnectRequest.JAVA_CONNECTOR_VERSION)),
@@ -380,10 +386,13 @@ public final class ToolState implements LibraryState {
       throw new IllegalArgumentException("job control needs at least one directive");
     }
     return session.request(
-        () -> session.messages().jobControl(ts, ds),
+        () -> new JobControlRequest(ts, ds),
         r -> {
-          Messages.checkStatus(r, "job control");
-          return List.copyOf(Messages.infoArray(r));
+          QueryReply reply = QueryReply.decode(r);
+          if (!reply.status().isSuccess()) {
+            throw new PmixException(reply.status(), "job control");
+          }
+          return reply.info();
         });
   }
 
@@ -397,7 +406,7 @@ public final class ToolState implements LibraryState {
     if (channels.isEmpty() || channels.contains(IofChannel.STDIN)) {
       throw new IllegalArgumentException("pull stdout, stderr or stddiag, not " + channels);
     }
-    Consumer<IofChunk> sink =
+    Consumer<IofDelivery> sink =
         c ->
             handler.onOutput(
                 new IofOutput(c.source(), IofChannel.fromMask(c.channel()), c.data(), c.info()));
@@ -435,6 +444,12 @@ public final class ToolState implements LibraryState {
     } finally {
       forget();
     }
+  }
+
+  /** The session's resources (threads, event loop, executor, channel, store), as the client's. */
+  @Override
+  public Map<String, Object> resources() {
+    return session.resources();
   }
 
   @Override

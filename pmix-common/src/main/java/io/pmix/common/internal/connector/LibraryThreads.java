@@ -2,22 +2,50 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.nio.NioIoHandler;
 import io.netty.util.concurrent.FastThreadLocalThread;
+import io.pmix.common.PmixException;
+import io.pmix.common.Status;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
- * The threads a connector library starts: per cycle one progress thread (the Netty event loop that
- * owns the connection and all mutable state) and one callback thread (where futures complete and
- * event handlers run, so application code never runs on the progress thread). Both are daemon
- * threads: an application that forgets to finalize can still exit.
+ * The threads of one connector cycle and the hand-offs between them: one progress thread (the
+ * Netty event loop that owns the connection and all mutable state) and one callback thread (where
+ * futures complete and event handlers run, so application code never runs on the progress
+ * thread). Both are daemon threads: an application that forgets to finalize can still exit. The
+ * part of a {@link ConnectorSession} that every other part hands its work through.
  *
  * <p>A blocking call made on one of a role's own threads would wait for work only that same thread
  * can do, so {@link #checkMayBlock} turns it into an immediate {@link IllegalStateException}. A
  * thread of another role (a client's callback calling a blocking tool operation) may block.
  */
-public final class LibraryThreads {
-  private LibraryThreads() {}
+public final class LibraryThreads implements SessionPart {
+  private static final System.Logger LOG = System.getLogger(LibraryThreads.class.getName());
+
+  /** How long teardown waits for each thread to end, and a reader for the progress thread. */
+  static final Duration THREAD_STOP_WAIT = Duration.ofSeconds(10);
 
   /** A thread of a connector library. */
   static final class LibraryThread extends FastThreadLocalThread {
@@ -28,6 +56,35 @@ public final class LibraryThreads {
       this.role = role;
       setDaemon(true);
     }
+  }
+
+  private final Role role;
+
+  @Bookkept("session.threadsAlive")
+  private final List<Thread> threads = new CopyOnWriteArrayList<>();
+
+  @Bookkept("session.eventLoopRunning")
+  private final EventLoopGroup group;
+
+  @Bookkept("session.eventLoopRunning")
+  private final EventLoop loop;
+
+  @Bookkept("session.callbackExecutorRunning")
+  private final ExecutorService callbacks;
+
+  /** Set once both threads have ended: from then on their state may be read directly. */
+  private volatile boolean stopped;
+
+  /** Starts nothing yet: each thread starts with its first task. */
+  LibraryThreads(Role role) {
+    this.role = requireNonNull(role, "role");
+    IoHandlerFactory io =
+        Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    this.group =
+        new MultiThreadIoEventLoopGroup(1, factory(role, role.progressThread(), threads::add), io);
+    this.loop = group.next();
+    this.callbacks =
+        Executors.newSingleThreadExecutor(factory(role, role.callbackThread(), threads::add));
   }
 
   /** A factory of library threads with this exact name, each handed to {@code started}. */
@@ -63,4 +120,185 @@ public final class LibraryThreads {
               + " (from an event handler or a future's callback); use the non-blocking form");
     }
   }
+
+  /** The role whose threads these are. */
+  Role role() {
+    return role;
+  }
+
+  /** The progress thread's event loop (for the connection's channels and timers). */
+  EventLoop loop() {
+    return loop;
+  }
+
+  /** The threads started so far (for teardown checks). */
+  List<Thread> threads() {
+    return List.copyOf(threads);
+  }
+
+  /** Whether both threads have been stopped and waited for. */
+  boolean isStopped() {
+    return stopped;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Hand-off to the progress thread and back
+
+  /** Runs {@code body} on the progress thread; its failures complete the future. */
+  <T> CompletableFuture<T> call(Consumer<CompletableFuture<T>> body) {
+    CompletableFuture<T> f = new CompletableFuture<>();
+    try {
+      loop.execute(
+          () -> {
+            try {
+              body.accept(f);
+            } catch (RuntimeException e) {
+              fail(f, e);
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      f.completeExceptionally(finalized(e));
+    }
+    return f;
+  }
+
+  /**
+   * Runs {@code task} on the progress thread and returns at once.
+   *
+   * @throws PmixException with {@code ERR_INIT} after the last finalize
+   */
+  void execute(Runnable task) {
+    try {
+      loop.execute(task);
+    } catch (RejectedExecutionException e) {
+      throw finalized(e);
+    }
+  }
+
+  /** The failure of work handed in after the last finalize. */
+  PmixException finalized(@Nullable Throwable cause) {
+    return new PmixException(Status.ERR_INIT, role.api() + " has been finalized", cause);
+  }
+
+  /** Completes a future on the callback thread, so application code never runs on ours. */
+  <T> void complete(CompletableFuture<T> f, @Nullable T value) {
+    try {
+      callbacks.execute(() -> f.complete(value));
+    } catch (RejectedExecutionException e) {
+      f.complete(value);
+    }
+  }
+
+  /** Fails a future on the callback thread. */
+  void fail(CompletableFuture<?> f, Throwable t) {
+    try {
+      callbacks.execute(() -> f.completeExceptionally(t));
+    } catch (RejectedExecutionException e) {
+      f.completeExceptionally(t);
+    }
+  }
+
+  /**
+   * Runs application code (event handlers, output sinks) on the callback thread, after every
+   * completion handed to it before; a handler that throws is logged and the rest still run.
+   * Dropped once finalizing: nothing is delivered any more then.
+   */
+  void deliver(String what, List<Runnable> handlers) {
+    if (handlers.isEmpty()) {
+      return;
+    }
+    try {
+      callbacks.execute(
+          () -> {
+            for (Runnable h : handlers) {
+              try {
+                h.run();
+              } catch (RuntimeException ex) {
+                LOG.log(Level.WARNING, what + " threw; continuing", ex);
+              }
+            }
+          });
+    } catch (RejectedExecutionException ex) {
+      // Finalizing: nothing is delivered any more.
+    }
+  }
+
+  /**
+   * {@code read} on the progress thread while it runs (so that state confined to it is read
+   * safely), directly once it has ended or when it does not answer.
+   */
+  <T> T read(Supplier<T> read) {
+    if (!stopped && !loop.inEventLoop()) {
+      CompletableFuture<T> f = new CompletableFuture<>();
+      try {
+        loop.execute(() -> f.complete(read.get()));
+        return f.get(THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException | ExecutionException | TimeoutException e) {
+        // Stopping meanwhile: fall through to a direct read.
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    return read.get();
+  }
+
+  /**
+   * Stops both threads and waits until they have ended; afterwards {@link #isStopped} is true.
+   * Returns whether the caller was interrupted meanwhile (its flag is set again by the caller once
+   * the rest of the teardown is done).
+   */
+  boolean stop() {
+    group
+        .shutdownGracefully(0, 0, TimeUnit.SECONDS)
+        .awaitUninterruptibly(THREAD_STOP_WAIT.toMillis());
+    callbacks.shutdown();
+    boolean interrupted = false;
+    try {
+      if (!callbacks.awaitTermination(THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        callbacks.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      interrupted = true;
+    }
+    for (Thread t : threads) {
+      try {
+        t.join(THREAD_STOP_WAIT.toMillis());
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+      if (t.isAlive()) {
+        LOG.log(Level.WARNING, "PMIx thread {0} did not stop", t.getName());
+      }
+    }
+    stopped = true;
+    return interrupted;
+  }
+
+  @Override
+  public Map<String, Long> bookkeeping() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("session.threadsAlive", threads.stream().filter(Thread::isAlive).count());
+    m.put("session.eventLoopRunning", group.isTerminated() ? 0L : 1L);
+    m.put("session.callbackExecutorRunning", callbacks.isTerminated() ? 0L : 1L);
+    return m;
+  }
+
+  @Override
+  public Map<String, Object> resources() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("eventLoopGroup", group);
+    m.put("eventLoop", loop);
+    m.put("callbackExecutor", callbacks);
+    for (Thread t : threads) {
+      m.put("thread " + t.getName(), t);
+    }
+    return m;
+  }
+
+  /**
+   * Nothing to drop: the threads have ended (the list of them stays, so a finished cycle can be
+   * checked for threads that outlived it).
+   */
+  @Override
+  public void release() {}
 }

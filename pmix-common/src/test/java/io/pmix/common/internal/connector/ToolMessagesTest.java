@@ -12,6 +12,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.IofDelivery;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -86,7 +87,7 @@ class ToolMessagesTest {
             "'testjob",
             "00 02 02 02 01 02 00 02 13",
             Bytes.hexOf(text));
-    IofChunk c =
+    IofDelivery c =
         Messages.iofChunk(new PmixReader(Unpooled.wrappedBuffer(push), WireFormat.DEFAULT));
     assertEquals(Proc.of("testjob", 0), c.source());
     assertEquals(2, c.channel());

@@ -1,0 +1,79 @@
+package io.pmix.common.internal.message;
+
+import static java.util.Objects.requireNonNull;
+
+import io.pmix.common.DataType;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.PmixWriter;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The GETNB reply: STATUS, then on success BYTE_OBJECT units until the end, each a PROC and that
+ * proc's values as KVAL units (docs/commands.md §3.5 and §9.5 to §9.7).
+ *
+ * @param status the outcome
+ * @param blobs the data blobs (copied in and out); none unless the status is success
+ */
+// Arrays in the list: the record copies them in and out and compares contents.
+public record GetNbReply(Status status, List<byte[]> blobs) implements Message {
+  /** Checks the status and copies the blobs. */
+  public GetNbReply {
+    requireNonNull(status, "status");
+    blobs = Units.copyBlobs(blobs);
+  }
+
+  /** Copies of the blobs. */
+  @Override
+  public List<byte[]> blobs() {
+    return Units.copyBlobs(blobs);
+  }
+
+  @Override
+  public void encode(PmixWriter w) {
+    w.packStatus(status);
+    for (byte[] b : blobs) {
+      w.pack(Value.of(b));
+    }
+  }
+
+  /**
+   * Reads the status and, on success, the blobs (what follows a failure is not read, as C does
+   * not read it).
+   *
+   * @throws io.pmix.common.PmixException {@code ERR_LOST_CONNECTION} for an empty reply
+   */
+  public static GetNbReply decode(PmixReader r) {
+    Status s = Units.readStatus(r);
+    return Units.decoding(
+        "GETNB reply",
+        () -> {
+          List<byte[]> blobs = new ArrayList<>();
+          if (s.isSuccess()) {
+            while (r.hasRemaining()) {
+              blobs.add(r.unpackOne(DataType.BYTE_OBJECT).asBytes());
+            }
+          }
+          return new GetNbReply(s, blobs);
+        });
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof GetNbReply g
+        && g.status.equals(status)
+        && Units.blobsEqual(g.blobs, blobs);
+  }
+
+  @Override
+  public int hashCode() {
+    return status.hashCode() * 31 + Units.blobsHash(blobs);
+  }
+
+  @Override
+  public String toString() {
+    return "GetNbReply[status=" + status + ", blobs=" + blobs.size() + "]";
+  }
+}
