@@ -220,6 +220,9 @@ public final class DstoreReader implements GdsModule {
    * since the last read; {@code null} if the namespace has no entry.
    */
   private @Nullable NsSegments refresh(String nspace) {
+    if (initial.isEmpty()) {
+      initial.add(source.open(initialName(0), false));
+    }
     // Initial segments: the server moves on to the next one when one is full.
     while (true) {
       Segment last = initial.get(initial.size() - 1);
