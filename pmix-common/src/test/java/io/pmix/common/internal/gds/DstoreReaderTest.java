@@ -17,6 +17,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.gds.GdsModule.Fetched;
+import io.pmix.common.testing.ProcessResources;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -242,6 +243,35 @@ class DstoreReaderTest {
     r.close();
     assertEquals(0, mapsOf(dir), "segments still mapped after close");
     assertThrows(IllegalStateException.class, () -> r.fetch(WILD, "pmix.job.size"));
+  }
+
+  @Test
+  void cyclingLeavesNoMappingNoDescriptorAndOneSlot() throws IOException {
+    for (String kind : List.of("ds21", "ds12")) {
+      Path d = dir.resolve(kind);
+      Map<String, byte[]> files = GoldenStores.load(kind);
+      if (kind.equals("ds21")) {
+        GoldenStores.freeSlots(files.get("smlockseg-cjob"));
+      }
+      GoldenStores.write(d, files);
+      GdsKind k = kind.equals("ds21") ? GdsKind.DS21 : GdsKind.DS12;
+      for (int cycle = 0; cycle < 300; cycle++) {
+        try (DstoreReader r = DstoreReader.attach(k, d, "cjob", WireFormat.DEFAULT, LOCK_TIMEOUT)) {
+          assertEquals(
+              new Fetched.Found(Value.of("vm")), r.fetch(Proc.of("cjob", 1), "pmix.hname"));
+        }
+      }
+      assertEquals(0, mapsOf(d), kind + ": segments still mapped");
+      String real = d.toRealPath().toString();
+      assertEquals(
+          List.of(),
+          ProcessResources.openFds().stream().filter(f -> f.contains(real)).toList(),
+          kind + ": descriptors left open");
+    }
+    ByteBuffer lock =
+        ByteBuffer.wrap(Files.readAllBytes(dir.resolve("ds21").resolve("smlockseg-cjob")))
+            .order(ByteOrder.nativeOrder());
+    assertEquals(1, lock.getInt(32) + lock.getInt(36), "slots taken by 300 cycles");
   }
 
   private static long mapsOf(Path dir) throws IOException {
