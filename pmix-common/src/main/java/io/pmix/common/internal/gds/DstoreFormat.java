@@ -21,10 +21,7 @@ enum DstoreFormat {
       boolean invalid = (word & INVALIDATED_FLAG) != 0;
       long keyAt = at + 16;
       checkSize(seg, at, size, 17);
-      long nul = seg.indexOfNul(keyAt, at + size);
-      if (nul < 0) {
-        throw Segment.corrupt(seg.name(), "record at " + at + " has no key within its size");
-      }
+      long nul = keyEnd(seg, at, keyAt, size);
       long dataAt = nul + 1;
       Kind kind = invalid ? Kind.INVALIDATED : ext ? Kind.EXTENSION : Kind.VALUE;
       return new Item(at, size, kind, seg.copy(keyAt, nul - keyAt), dataAt, at + size - dataAt);
@@ -40,10 +37,7 @@ enum DstoreFormat {
       long size = seg.u64(at);
       long keyAt = at + 8;
       checkSize(seg, at, size, 8 + MIN_KEY_LEN);
-      long nul = seg.indexOfNul(keyAt, at + size);
-      if (nul < 0) {
-        throw Segment.corrupt(seg.name(), "record at " + at + " has no key within its size");
-      }
+      long nul = keyEnd(seg, at, keyAt, size);
       byte[] key = seg.copy(keyAt, nul - keyAt);
       long dataAt = keyAt + Math.max(key.length + 1, MIN_KEY_LEN);
       if (dataAt > at + size) {
@@ -96,6 +90,21 @@ enum DstoreFormat {
    * @throws io.pmix.common.PmixException {@code PMIX_ERR_UNPACK_FAILURE} if it does not fit
    */
   abstract Item parse(Segment seg, long at);
+
+  /** The longest key a record may have ({@code PMIX_MAX_KEYLEN}). */
+  static final int MAX_KEY_BYTES = 511;
+
+  /**
+   * The offset of the NUL ending the key at {@code keyAt}: within the record and at most {@value
+   * #MAX_KEY_BYTES} bytes on, so a corrupt size never makes one parse scan a whole segment.
+   */
+  static long keyEnd(Segment seg, long at, long keyAt, long size) {
+    long nul = seg.indexOfNul(keyAt, Math.min(at + size, keyAt + MAX_KEY_BYTES + 1));
+    if (nul < 0) {
+      throw Segment.corrupt(seg.name(), "record at " + at + " has no key of at most 511 bytes");
+    }
+    return nul;
+  }
 
   static void checkSize(Segment seg, long at, long size, long minimum) {
     if (size < minimum || size > seg.size() - at) {

@@ -62,9 +62,6 @@ public final class DstoreReader implements GdsModule {
   /** How many meta or data segments one namespace may have before we call it corrupt. */
   private static final long MAX_NS_SEGMENTS = 65_536;
 
-  /** The longest key a record may have (PMIX_MAX_KEYLEN). */
-  private static final int MAX_KEY_BYTES = 511;
-
   private final GdsKind kind;
   private final SegmentSource source;
   private final ReaderLock lock;
@@ -339,9 +336,10 @@ public final class DstoreReader implements GdsModule {
     long total = dataSize * ns.data.size();
     long offset = m[0];
     long count = m[1];
-    // Every step consumes a record of at least 17 bytes or follows an extension slot; more steps
-    // than the segments have room for records means a cycle.
-    long budget = total / 8 + 16;
+    // Every step consumes a record of at least 17 bytes or follows an extension slot (itself a
+    // record of at least 17 bytes); more steps than the segments have room for records means a
+    // cycle. Each step reads at most 16 + 512 bytes to find its key.
+    long budget = total / 17 + 16;
     // What is copied out is bounded by the segments too (a chain may loop back over its records).
     long copyBudget = total;
     List<Raw> out = new ArrayList<>();
@@ -374,9 +372,6 @@ public final class DstoreReader implements GdsModule {
           at = next % dataSize;
           break;
         case VALUE:
-          if (r.key().length > MAX_KEY_BYTES) {
-            throw Segment.corrupt(seg.name(), "key of " + r.key().length + " bytes at " + at);
-          }
           if (key == null || Arrays.equals(key, r.key())) {
             copyBudget -= r.dataLength() + r.key().length;
             if (copyBudget < 0) {

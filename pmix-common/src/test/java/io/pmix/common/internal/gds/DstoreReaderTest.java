@@ -29,6 +29,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -327,6 +328,25 @@ class DstoreReaderTest {
     f = GoldenStores.load("ds12");
     putLong(f.get("initial-pmix_shared-segment-0"), 16 + 272, 7); // 7 meta segments, 1 exists
     assertEquals(Status.ERR_NOT_AVAILABLE, statusOf(memory("ds12", f), WILD));
+  }
+
+  @Test
+  void aKeyWithoutItsNulWithin511BytesIsCorrupt() {
+    Map<String, byte[]> f = GoldenStores.load("ds21");
+    byte[] data = Arrays.copyOf(f.get("smdataseg-cjob-0"), 8192);
+    // The first job-level record: a big size, and 600 key bytes without a NUL.
+    putLong(data, 8, 4000);
+    Arrays.fill(data, 8 + 16, 8 + 16 + 600, (byte) 'k');
+    f.put("smdataseg-cjob-0", data);
+    assertEquals(Status.ERR_UNPACK_FAILURE, statusOf(memory("ds21", f), WILD));
+    // At 511 bytes it is a key (libpmix's longest), and the record reads: 1 item, UINT32, 5.
+    putLong(data, 8, 16 + 512 + 3);
+    data[8 + 16 + 511] = 0;
+    data[8 + 16 + 512] = 2;
+    data[8 + 16 + 513] = 0x0e;
+    data[8 + 16 + 514] = 5;
+    assertEquals(
+        new Fetched.Found(Value.uint32(5)), memory("ds21", f).fetch(WILD, "k".repeat(511)));
   }
 
   @Test
