@@ -1,0 +1,82 @@
+package io.pmix.common.internal.gds;
+
+import static java.util.Objects.requireNonNull;
+
+import io.pmix.common.PmixException;
+import io.pmix.common.Status;
+import java.io.IOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+
+/** The segments of one store directory (a libpmix {@code pmix_dstor_<module>_<pid>}). */
+final class DirectorySegments implements SegmentSource {
+  private final Path dir;
+
+  DirectorySegments(Path dir) {
+    this.dir = requireNonNull(dir, "dir");
+  }
+
+  /** The directory. */
+  Path dir() {
+    return dir;
+  }
+
+  Path path(String fileName) {
+    // File names are built from a namespace: one that leaves the directory is refused earlier
+    // (DstoreReader.checkNamespace); this is the last line of defence.
+    Path p = dir.resolve(fileName).normalize();
+    if (!dir.normalize().equals(p.getParent())) {
+      throw new PmixException(Status.ERR_BAD_PARAM, "segment name " + fileName + " leaves " + dir);
+    }
+    return p;
+  }
+
+  @Override
+  public Segment open(String fileName, boolean writable) {
+    Path p = path(fileName);
+    try (FileChannel ch =
+        writable
+            ? FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)
+            : FileChannel.open(p, StandardOpenOption.READ)) {
+      long size = ch.size();
+      if (size > Integer.MAX_VALUE) {
+        throw new PmixException(
+            Status.ERR_NOT_SUPPORTED, "segment " + p + " of " + size + " bytes is too large");
+      }
+      // The mapping outlives the channel: closing the descriptor does not unmap.
+      MappedByteBuffer m =
+          ch.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, size);
+      return new Segment(fileName, m);
+    } catch (NoSuchFileException e) {
+      throw new PmixException(Status.ERR_NOT_AVAILABLE, "no gds segment " + p, e);
+    } catch (IOException e) {
+      throw new PmixException(
+          Status.ERR_NOT_AVAILABLE, "cannot map gds segment " + p + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public long size(String fileName) {
+    try {
+      return Files.size(path(fileName));
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  @Override
+  public String identity(String fileName) {
+    Path p = path(fileName);
+    try {
+      Object key = Files.readAttributes(p, BasicFileAttributes.class).fileKey();
+      return p.toRealPath() + "#" + key;
+    } catch (IOException e) {
+      throw new PmixException(Status.ERR_NOT_AVAILABLE, "no gds segment " + p, e);
+    }
+  }
+}

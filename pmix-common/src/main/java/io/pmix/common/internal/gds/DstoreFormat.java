@@ -1,0 +1,119 @@
+package io.pmix.common.internal.gds;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The record layouts of libpmix 4.2.2's data segments (docs/gds.md section 3): ds21's flagged
+ * records and ds12's (the "ds20" file format) records with marker keys. Parsing checks every
+ * length against the segment, since another process wrote it.
+ */
+enum DstoreFormat {
+  /**
+   * {@code size_t size|flags}, {@code size_t hash}, key with its NUL, data. Extension slots and
+   * invalidated records are flagged in the size's top bits.
+   */
+  DS21 {
+    @Override
+    Item parse(Segment seg, long at) {
+      long word = seg.u64(at);
+      long size = word & SIZE_MASK;
+      boolean ext = (word & EXTENSION_FLAG) != 0;
+      boolean invalid = (word & INVALIDATED_FLAG) != 0;
+      long keyAt = at + 16;
+      checkSize(seg, at, size, 17);
+      long nul = keyEnd(seg, at, keyAt, size);
+      long dataAt = nul + 1;
+      Kind kind = invalid ? Kind.INVALIDATED : ext ? Kind.EXTENSION : Kind.VALUE;
+      return new Item(at, size, kind, seg.copy(keyAt, nul - keyAt), dataAt, at + size - dataAt);
+    }
+  },
+  /**
+   * {@code size_t size}, key padded with NULs to at least 12 bytes, data. Extension slots have the
+   * key {@code EXTENSION_SLOT}, invalidated records {@code INVALIDATED}.
+   */
+  DS12 {
+    @Override
+    Item parse(Segment seg, long at) {
+      long size = seg.u64(at);
+      long keyAt = at + 8;
+      checkSize(seg, at, size, 8 + MIN_KEY_LEN);
+      long nul = keyEnd(seg, at, keyAt, size);
+      byte[] key = seg.copy(keyAt, nul - keyAt);
+      long dataAt = keyAt + Math.max(key.length + 1, MIN_KEY_LEN);
+      if (dataAt > at + size) {
+        throw Segment.corrupt(seg.name(), "record at " + at + " is shorter than its key");
+      }
+      Kind kind =
+          matches(key, INVALIDATED)
+              ? Kind.INVALIDATED
+              : matches(key, EXTENSION_SLOT) ? Kind.EXTENSION : Kind.VALUE;
+      return new Item(at, size, kind, key, dataAt, at + size - dataAt);
+    }
+  };
+
+  static final long EXTENSION_FLAG = 0x8000_0000_0000_0000L;
+  static final long INVALIDATED_FLAG = 0x4000_0000_0000_0000L;
+  static final long SIZE_MASK = 0x3fff_ffff_ffff_ffffL;
+
+  /** ds12's shortest key field: {@code sizeof("INVALIDATED")}. */
+  static final int MIN_KEY_LEN = 12;
+
+  static final byte[] INVALIDATED = "INVALIDATED".getBytes(StandardCharsets.US_ASCII);
+  static final byte[] EXTENSION_SLOT = "EXTENSION_SLOT".getBytes(StandardCharsets.US_ASCII);
+
+  /** What a record is. */
+  enum Kind {
+    /** A key and its value. */
+    VALUE,
+    /** An extension slot: its 8-byte value is where the rank's data goes on (0: it ends). */
+    EXTENSION,
+    /** A replaced key/value, to be skipped. */
+    INVALIDATED
+  }
+
+  /**
+   * One record of a data segment.
+   *
+   * @param at its offset in the segment
+   * @param size its total size
+   * @param kind what it is
+   * @param key the key's bytes, without the NUL
+   * @param dataAt offset of its data in the segment
+   * @param dataLength length of its data
+   */
+  @SuppressWarnings("ArrayRecordComponent") // never compared or hashed
+  record Item(long at, long size, Kind kind, byte[] key, long dataAt, long dataLength) {}
+
+  /**
+   * The record at offset {@code at} of {@code seg}.
+   *
+   * @throws io.pmix.common.PmixException {@code PMIX_ERR_UNPACK_FAILURE} if it does not fit
+   */
+  abstract Item parse(Segment seg, long at);
+
+  /** The longest key a record may have ({@code PMIX_MAX_KEYLEN}). */
+  static final int MAX_KEY_BYTES = 511;
+
+  /**
+   * The offset of the NUL ending the key at {@code keyAt}: within the record and at most {@value
+   * #MAX_KEY_BYTES} bytes on, so a corrupt size never makes one parse scan a whole segment.
+   */
+  static long keyEnd(Segment seg, long at, long keyAt, long size) {
+    long nul = seg.indexOfNul(keyAt, Math.min(at + size, keyAt + MAX_KEY_BYTES + 1));
+    if (nul < 0) {
+      throw Segment.corrupt(seg.name(), "record at " + at + " has no key of at most 511 bytes");
+    }
+    return nul;
+  }
+
+  static void checkSize(Segment seg, long at, long size, long minimum) {
+    if (size < minimum || size > seg.size() - at) {
+      throw Segment.corrupt(
+          seg.name(), "record at " + at + " claims " + size + " bytes (" + seg.size() + " in all)");
+    }
+  }
+
+  static boolean matches(byte[] key, byte[] marker) {
+    return java.util.Arrays.equals(key, marker);
+  }
+}
