@@ -25,6 +25,11 @@ import java.util.Set;
  * svc.<nspace>} = {@code svc-value-<nspace>}, the others look it up waiting for it; after a
  * barrier rank 0 unpublishes it and checks that it is gone; finalize.
  *
+ * <p>With {@code --no-publish} (for servers without a data service, such as Slurm's) it skips
+ * publish, lookup and unpublish and passes a plain fence instead, as {@code pmix_client_check
+ * --init --put --commit --fence-collect --get-peers --fence --finalize} does, so the two can be
+ * ranks of one job there too.
+ *
  * <p>Prints one line per step, {@code STEP <name> OK lang=java ...} in the C client's format, and
  * exits 1 after the first failed step ({@code STEP <name> FAIL ...}).
  */
@@ -34,6 +39,15 @@ public final class JavaDemoClient {
   private JavaDemoClient() {}
 
   public static void main(String[] args) {
+    boolean publish = true;
+    for (String a : args) {
+      if (a.equals("--no-publish")) {
+        publish = false;
+      } else {
+        System.err.println("usage: JavaDemoClient [--no-publish]");
+        System.exit(2);
+      }
+    }
     String step = "init";
     try {
       long t0 = System.nanoTime();
@@ -80,6 +94,18 @@ public final class JavaDemoClient {
         }
       }
       ok(step, t0, "gets=" + gets + " peers=" + size);
+
+      if (!publish) {
+        step = "fence";
+        t0 = System.nanoTime();
+        PMIx.fence();
+        ok(step, t0, "collect=0");
+        step = "finalize";
+        t0 = System.nanoTime();
+        PMIx.finalize();
+        ok(step, t0, "");
+        System.exit(0);
+      }
 
       String svc = "svc." + ns;
       String svcValue = "svc-value-" + ns;

@@ -1,0 +1,102 @@
+package io.pmix.testkit.slurm;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pmix.testkit.CCompiler;
+import io.pmix.testkit.PmixTestExtension;
+import io.pmix.testkit.Timing;
+import io.pmix.testkit.demo.JavaDemoClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Our Java client and libpmix's C client as the tasks of real Slurm steps ({@code srun
+ * --mpi=pmix}: Slurm 22.05's own PMIx server, libpmix 4.2.2 in slurmstepd, default settings),
+ * each rank reading every peer's keys of each scope after a collecting fence.
+ */
+@ExtendWith({SlurmExtension.class, PmixTestExtension.class})
+class SrunIT {
+  private static final String[] C_STEPS = {
+    "--init", "--put", "--commit", "--fence-collect", "--get-peers", "--fence", "--finalize"
+  };
+
+  @Test
+  void javaOnlyStepOfFourRanks(SingleNodeSlurm slurm) throws Exception {
+    Step s = srun(slurm, List.of("-n", "4"), javaCommand());
+    s.assertAllOk(4, 7);
+  }
+
+  @Test
+  void cOnlyStepOfFourRanks(SingleNodeSlurm slurm) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(CCompiler.clientCheck().toString()));
+    cmd.addAll(List.of(C_STEPS));
+    Step s = srun(slurm, List.of("-n", "4"), cmd);
+    s.assertAllOk(4, 7);
+  }
+
+  /** The java command line of a JavaDemoClient rank (this JVM's class path). */
+  static List<String> javaCommand() {
+    return List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-cp",
+        System.getProperty("java.class.path"),
+        JavaDemoClient.class.getName(),
+        "--no-publish");
+  }
+
+  /** What one srun printed, by rank (srun -l labels every line "rank: "). */
+  record Step(int exit, Map<Integer, List<String>> lines, String all) {
+    void assertAllOk(int ranks, int steps) {
+      assertEquals(0, exit, all);
+      assertEquals(ranks, lines.size(), all);
+      for (Map.Entry<Integer, List<String>> e : lines.entrySet()) {
+        List<String> step = e.getValue().stream().filter(l -> l.startsWith("STEP ")).toList();
+        assertEquals(steps, step.size(), () -> "rank " + e.getKey() + ":\n" + all);
+        assertTrue(step.stream().allMatch(l -> l.contains(" OK ")), all);
+        assertTrue(step.get(step.size() - 1).startsWith("STEP finalize OK"), all);
+      }
+    }
+  }
+
+  static Step srun(SingleNodeSlurm slurm, List<String> options, List<String> command)
+      throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>(List.of("srun", "--mpi=pmix", "-l", "--kill-on-bad-exit=0"));
+    cmd.addAll(options);
+    cmd.addAll(command);
+    Path out = Files.createTempFile(slurm.directory(), "srun", ".out");
+    try {
+      Process p =
+          slurm.command(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+      if (!p.waitFor(Timing.seconds(120).toSeconds(), TimeUnit.SECONDS)) {
+        p.destroyForcibly().waitFor();
+        throw new AssertionError("srun did not end:\n" + Files.readString(out, UTF_8));
+      }
+      String all = Files.readString(out, UTF_8);
+      Map<Integer, List<String>> byRank = new TreeMap<>();
+      for (String line : all.split("\n")) {
+        int colon = line.indexOf(": ");
+        if (colon > 0 && line.substring(0, colon).strip().matches("\\d+")) {
+          byRank
+              .computeIfAbsent(Integer.parseInt(line.substring(0, colon).strip()),
+                  k -> new ArrayList<>())
+              .add(line.substring(colon + 2));
+        }
+      }
+      return new Step(p.exitValue(), byRank, all);
+    } finally {
+      Files.deleteIfExists(out);
+    }
+  }
+}
