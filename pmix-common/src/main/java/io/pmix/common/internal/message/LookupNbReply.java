@@ -50,9 +50,9 @@ public record LookupNbReply(Status status, List<Value.PData> data) implements Me
         () -> {
           List<Value.PData> out = new ArrayList<>();
           if (r.hasRemaining()) {
-            long n = r.unpackSize();
-            if (n > 0) {
-              for (Value v : r.unpack(DataType.PDATA, Units.checkCount(n, r))) {
+            int n = Units.readCount(r);
+            if (n != 0) {
+              for (Value v : r.unpack(DataType.PDATA, n)) {
                 out.add((Value.PData) v);
               }
             }

@@ -40,7 +40,7 @@ public record LookupNbRequest(int uid, List<String> keys, List<Info> directives)
         () -> {
           int uid = r.unpackUInt32();
           List<String> keys = new ArrayList<>();
-          int n = Units.checkCount(r.unpackSize(), r);
+          int n = Units.readCount(r);
           for (int i = 0; i < n; i++) {
             keys.add(r.unpackString());
           }

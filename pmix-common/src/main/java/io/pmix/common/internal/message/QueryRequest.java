@@ -38,10 +38,10 @@ public record QueryRequest(List<Value.Query> queries) implements Request {
     return Units.decoding(
         "QUERY",
         () -> {
-          long n = r.unpackSize();
+          int n = Units.readCount(r);
           List<Value.Query> queries = new ArrayList<>();
-          if (n > 0) {
-            for (Value v : r.unpack(DataType.QUERY, Units.checkCount(n, r))) {
+          if (n != 0) {
+            for (Value v : r.unpack(DataType.QUERY, n)) {
               queries.add((Value.Query) v);
             }
           }

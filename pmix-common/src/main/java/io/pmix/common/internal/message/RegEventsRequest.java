@@ -48,10 +48,10 @@ public record RegEventsRequest(List<Status> codes, List<Info> directives) implem
     return Units.decoding(
         "REGEVENTS",
         () -> {
-          long n = r.unpackSize();
+          int n = Units.readCount(r);
           List<Status> codes = new ArrayList<>();
-          if (n > 0) {
-            for (Value v : r.unpack(DataType.STATUS, Units.checkCount(n, r))) {
+          if (n != 0) {
+            for (Value v : r.unpack(DataType.STATUS, n)) {
               codes.add(((Value.StatusValue) v).status());
             }
           }

@@ -44,10 +44,10 @@ public record SpawnNbRequest(List<Info> jobInfo, List<Value.App> apps) implement
         "SPAWNNB",
         () -> {
           List<Info> jobInfo = Units.readInfos(r);
-          long n = r.unpackSize();
+          int n = Units.readCount(r);
           List<Value.App> apps = new ArrayList<>();
-          if (n > 0) {
-            for (Value v : r.unpack(DataType.APP, Units.checkCount(n, r))) {
+          if (n != 0) {
+            for (Value v : r.unpack(DataType.APP, n)) {
               apps.add((Value.App) v);
             }
           }

@@ -24,9 +24,17 @@ final class Units {
       Comparator.comparing(Proc::nspace)
           .thenComparing((a, b) -> Integer.compareUnsigned(a.rank(), b.rank()));
 
-  /** A count read from the wire, checked against the reader's limits (as the server checks). */
-  static int checkCount(long n, PmixReader r) {
-    if (n < 0 || n > r.limits().maxItems()) {
+  /**
+   * A SIZE count, checked against the reader's limits. The SIZE is a {@code size_t}: compared
+   * unsigned, so 2^64-1 is a count far beyond the limits, not -1, which a signed reading would take
+   * for "none" (an ABORT would then abort the caller's whole job).
+   *
+   * @throws PmixException {@code ERR_BAD_PARAM} beyond {@link
+   *     io.pmix.common.codec.CodecLimits#maxItems}
+   */
+  static int readCount(PmixReader r) {
+    long n = r.unpackSize();
+    if (Long.compareUnsigned(n, r.limits().maxItems()) > 0) {
       throw new PmixException(Status.ERR_BAD_PARAM, "count " + Long.toUnsignedString(n));
     }
     return (int) n;
@@ -42,8 +50,8 @@ final class Units {
 
   /** What {@link #writeInfos} wrote. */
   static List<Info> readInfos(PmixReader r) {
-    long n = r.unpackSize();
-    return n > 0 ? r.unpackInfos(checkCount(n, r)) : List.of();
+    int n = readCount(r);
+    return n == 0 ? List.of() : r.unpackInfos(n);
   }
 
   /** LOOKUPNB's and UNPUBLISHNB's fields: uid, key count, one unit per key, directives. */
@@ -66,8 +74,8 @@ final class Units {
 
   /** What {@link #writeProcs} wrote. */
   static List<Proc> readProcs(PmixReader r) {
-    long n = r.unpackSize();
-    return n > 0 ? procs(r.unpack(DataType.PROC, checkCount(n, r))) : List.of();
+    int n = readCount(r);
+    return n == 0 ? List.of() : procs(r.unpack(DataType.PROC, n));
   }
 
   /** A collective's participants: SIZE n and PROC[n] as one unit, even when empty. */
@@ -81,11 +89,11 @@ final class Units {
    * the same procs in another order meet in one collective); at least one (C: BAD_PARAM).
    */
   static List<Proc> readParticipants(PmixReader r, String command) {
-    long n = r.unpackSize();
-    if (n < 1) {
+    int n = readCount(r);
+    if (n == 0) {
       throw new PmixException(Status.ERR_BAD_PARAM, command + " needs at least one proc");
     }
-    List<Proc> procs = new ArrayList<>(procs(r.unpack(DataType.PROC, checkCount(n, r))));
+    List<Proc> procs = new ArrayList<>(procs(r.unpack(DataType.PROC, n)));
     procs.sort(PARTICIPANT_ORDER);
     return procs;
   }

@@ -8,11 +8,11 @@
  * <p>Conventions: a request's {@code encode} writes the whole body, its COMMAND unit first; its
  * {@code decode} reads what follows the COMMAND unit, which the receiver has read to dispatch
  * ({@link io.pmix.common.internal.message.Requests#decode} does both). Replies and pushes without
- * a COMMAND unit are read whole. Every {@code decode} trusts no count: a count beyond the reader's
- * {@link io.pmix.common.codec.CodecLimits} is {@code PMIX_ERR_BAD_PARAM}, malformed bytes are the
- * codec's unpack statuses, and any other flaw (a value of the wrong type where a field needs
- * another) is {@code PMIX_ERR_UNPACK_FAILURE}; nothing but a {@link io.pmix.common.PmixException}
- * escapes. Records are immutable (lists copied in; byte arrays copied in and out) and compare by
+ * a COMMAND unit are read whole. Every {@code decode} trusts no count: a count (a {@code size_t},
+ * read unsigned) beyond the reader's {@link io.pmix.common.codec.CodecLimits} is {@code
+ * PMIX_ERR_BAD_PARAM}, malformed bytes are the codec's unpack statuses, and any other flaw (a value
+ * of the wrong type where a field needs another) is {@code PMIX_ERR_UNPACK_FAILURE}; nothing but a
+ * {@link io.pmix.common.PmixException} escapes. Records are immutable (lists copied in; byte arrays copied in and out) and compare by
  * content.
  *
  * <p>Internal API: used by pmix-client, pmix-tool and pmix-server through pmix-common, not by

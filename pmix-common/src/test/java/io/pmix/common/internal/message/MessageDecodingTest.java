@@ -19,6 +19,7 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.wire.Command;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
@@ -96,6 +97,134 @@ class MessageDecodingTest {
                 w -> new AbortRequest(Status.ERROR, "x", List.of(Proc.of("a", 0), Proc.of("a", 1),
                     Proc.of("a", 2))).encodeFields(w),
                 tight)));
+  }
+
+  /** {@code size_t} 2^64-1, which a signed reading takes for -1. */
+  private static final long HUGE = 0xFFFFFFFFFFFFFFFFL;
+
+  /**
+   * A count of 2^64-1 is a count beyond the limits, not "none": read signed it would be -1 and
+   * skip its items, so an ABORT would abort the caller's whole job and every other message would
+   * go on as if empty. Each body below is well formed if the hostile count is taken for zero.
+   */
+  @Test
+  void aCountOfTwoToTheSixtyFourMinusOneIsABadParameterNotNone() {
+    List<Function<PmixReader, ?>> decoders = new ArrayList<>();
+    List<Consumer<PmixWriter>> bodies = new ArrayList<>();
+    decoders.add(AbortRequest::decode);
+    bodies.add(w -> {
+      w.packStatus(Status.ERROR);
+      w.packString("why");
+      w.packSize(HUGE);
+    });
+    decoders.add(PublishNbRequest::decode);
+    bodies.add(w -> {
+      w.packUInt32(0);
+      w.packSize(HUGE);
+    });
+    decoders.add(LookupNbRequest::decode);
+    bodies.add(w -> {
+      w.packUInt32(0);
+      w.packSize(HUGE);
+      w.packSize(0);
+    });
+    decoders.add(UnpublishNbRequest::decode);
+    bodies.add(w -> {
+      w.packUInt32(0);
+      w.packSize(0);
+      w.packSize(HUGE);
+    });
+    for (Function<PmixReader, ?> collective :
+        List.<Function<PmixReader, ?>>of(
+            FenceNbRequest::decode, ConnectNbRequest::decode, DisconnectNbRequest::decode)) {
+      decoders.add(collective);
+      bodies.add(w -> {
+        w.packSize(1);
+        w.pack(DataType.PROC, List.of(Proc.of("a", 0)));
+        w.packSize(HUGE);
+      });
+    }
+    decoders.add(GetNbRequest::decode);
+    bodies.add(w -> {
+      w.packString("ns");
+      w.packRank(0);
+      w.packSize(HUGE);
+      w.packString("k");
+    });
+    decoders.add(NotifyRequest::decode);
+    bodies.add(w -> {
+      w.packStatus(Status.of(-31337));
+      w.packByteEnum(DataType.DATA_RANGE, 3);
+      w.packSize(HUGE);
+    });
+    decoders.add(RegEventsRequest::decode);
+    bodies.add(w -> {
+      w.packSize(HUGE);
+      w.packSize(0);
+    });
+    decoders.add(QueryRequest::decode);
+    bodies.add(w -> w.packSize(HUGE));
+    decoders.add(r -> LogRequest.decode(r, false));
+    bodies.add(w -> {
+      w.packSize(HUGE);
+      w.packSize(0);
+    });
+    decoders.add(SpawnNbRequest::decode);
+    bodies.add(w -> {
+      w.packSize(0);
+      w.packSize(HUGE);
+    });
+    decoders.add(JobControlRequest::decode);
+    bodies.add(w -> {
+      w.packSize(HUGE);
+      w.packSize(0);
+    });
+    decoders.add(IofPullRequest::decode);
+    bodies.add(w -> {
+      w.packSize(HUGE);
+      w.packSize(0);
+      w.pack(Value.unsigned(DataType.IOF_CHANNEL, 2));
+      w.packSize(1);
+    });
+    decoders.add(IofPushRequest::decode);
+    bodies.add(w -> {
+      w.packSize(0);
+      w.packSize(HUGE);
+    });
+    decoders.add(IofDeregRequest::decode);
+    bodies.add(w -> {
+      w.packSize(HUGE);
+      w.packSize(1);
+    });
+    decoders.add(LookupNbReply::decode);
+    bodies.add(w -> {
+      w.packStatus(Status.SUCCESS);
+      w.packSize(HUGE);
+    });
+    decoders.add(QueryReply::decode);
+    bodies.add(w -> {
+      w.packStatus(Status.SUCCESS);
+      w.packSize(HUGE);
+    });
+    decoders.add(IofDelivery::decode);
+    bodies.add(w -> {
+      w.packProc(Proc.of("a", 0));
+      w.pack(Value.unsigned(DataType.IOF_CHANNEL, 2));
+      w.packSize(1);
+      w.packSize(HUGE);
+    });
+    decoders.add(NotifyPush::decode);
+    bodies.add(w -> {
+      w.packStatus(Status.of(-31337));
+      w.packProc(Proc.of("a", 0));
+      w.packSize(HUGE);
+    });
+    for (int i = 0; i < decoders.size(); i++) {
+      PmixReader r = reader(bodies.get(i));
+      Function<PmixReader, ?> d = decoders.get(i);
+      PmixException e = assertThrows(PmixException.class, () -> d.apply(r), "body " + i);
+      assertEquals(Status.ERR_BAD_PARAM, e.status(), "body " + i + ": " + e.getMessage());
+    }
   }
 
   @Test
