@@ -1,0 +1,333 @@
+package io.pmix.server.internal;
+
+import static io.pmix.server.internal.EmbeddedCore.readFrame;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.pmix.common.DataRange;
+import io.pmix.common.DataType;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.GetNbRequest;
+import io.pmix.common.internal.message.GoldenMessages;
+import io.pmix.common.internal.message.NotifyRequest;
+import io.pmix.common.internal.message.Request;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectRequestCodec;
+import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.NativeCredential;
+import io.pmix.common.internal.wire.Tags;
+import io.pmix.server.HostModule;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The server's ends of the message layer, through the real pipeline on {@link EmbeddedChannel}s:
+ * the golden requests of {@code messages.tsv} (pmix-common's test-jar) go in, and the server's
+ * replies and pushes come out as exactly the golden bytes wherever the server's answer is
+ * determined by the golden inputs, in both buffer formats.
+ */
+class ServerMessagesTest {
+  /** What the recording host was asked. */
+  private final List<String> hostCalls = new ArrayList<>();
+
+  private EmbeddedCore fx;
+
+  /** A host that answers what the golden replies need and records every call. */
+  private final HostModule host =
+      new HostModule() {
+        @Override
+        public CompletionStage<Void> abort(
+            Proc proc, @Nullable Object hostObject, Status status, @Nullable String message,
+            List<Proc> procs) {
+          hostCalls.add("abort " + proc + " " + status.code() + " " + message + " " + procs);
+          return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<Void> publish(Proc proc, List<Info> info) {
+          hostCalls.add("publish " + proc);
+          return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<List<Value.PData>> lookup(
+            Proc proc, List<String> keys, List<Info> info) {
+          hostCalls.add("lookup " + keys);
+          // GoldenInputs.LOOKED_UP
+          return CompletableFuture.completedFuture(
+              List.of(new Value.PData(Proc.of("testjob", 0), "svc.name", Value.of("port123"))));
+        }
+
+        @Override
+        public CompletionStage<Void> unpublish(Proc proc, List<String> keys, List<Info> info) {
+          hostCalls.add("unpublish " + keys);
+          return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<Void> log(Proc requester, List<Info> data, List<Info> directives) {
+          hostCalls.add("log " + data);
+          return CompletableFuture.completedFuture(null);
+        }
+
+        @Override
+        public CompletionStage<List<Info>> query(Proc requester, List<Value.Query> queries) {
+          hostCalls.add("query " + queries.size());
+          return CompletableFuture.completedFuture(List.of());
+        }
+
+        @Override
+        public CompletionStage<byte[]> fenceNb(List<Proc> procs, List<Info> info, byte[] data) {
+          hostCalls.add("fence " + procs);
+          return CompletableFuture.completedFuture(new byte[0]);
+        }
+
+        @Override
+        public CompletionStage<byte[]> directModex(Proc proc, List<Info> info) {
+          hostCalls.add("dmodex " + proc);
+          // GoldenInputs.JOB_DATA for the job level, and rank 1's "loc.key".
+          List<Value.KVal> kvs =
+              proc.rank() == Proc.RANK_WILDCARD
+                  ? List.of(
+                      new Value.KVal("pmix.job.size", Value.unsigned(DataType.UINT32, 2)),
+                      new Value.KVal("pmix.bfrops.mod", Value.of("4.2.2")))
+                  : List.of(new Value.KVal("loc.key", Value.of("v")));
+          ByteBuf b = Unpooled.buffer();
+          try {
+            PmixWriter w = new PmixWriter(b, WireFormat.DEFAULT);
+            kvs.forEach(w::pack);
+            return CompletableFuture.completedFuture(ByteBufUtil.getBytes(b));
+          } finally {
+            b.release();
+          }
+        }
+      };
+
+  @AfterEach
+  void tearDown() {
+    if (fx != null) {
+      fx.close();
+    }
+  }
+
+  static Stream<WireFormat> formats() {
+    return Stream.of(WireFormat.DEFAULT, WireFormat.FULLY_DESCRIBED);
+  }
+
+  private void start() {
+    fx = new EmbeddedCore(host, EmbeddedCore.options().build(), true, 0x1234, 0x5678);
+  }
+
+  private void register(String nspace, int n) {
+    assertEquals(
+        Status.SUCCESS,
+        fx.core.registerNspace(nspace, n, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(n)))));
+    for (int r = 0; r < n; r++) {
+      assertEquals(Status.SUCCESS, fx.core.registerClient(Proc.of(nspace, r), fx.uid, fx.gid, null));
+    }
+  }
+
+  /** A 4.2.2 client speaking {@code format}, connected, its handshake reply consumed. */
+  private EmbeddedChannel client(String nspace, int rank, WireFormat format) {
+    EmbeddedChannel ch = fx.channel();
+    ConnectRequest req =
+        ConnectRequest.builder()
+            .security("native", new NativeCredential(fx.uid, fx.gid).toBytes())
+            .kind(ConnectorKind.SIMPLE_CLIENT)
+            .procId(nspace, rank)
+            .version("4.2.2rc2")
+            .bufferType(format.bufferType().code())
+            .padPresent(true)
+            .build();
+    assertFalse(ch.writeInbound(ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req)));
+    ByteBuf hs = ch.readOutbound();
+    try {
+      assertEquals(0, hs.getInt(0), "handshake status");
+    } finally {
+      hs.release();
+    }
+    return ch;
+  }
+
+  /** Sends {@code payload} in a frame of {@code tag}, then runs what the host's answers queued. */
+  private void send(EmbeddedChannel ch, int tag, byte[] payload) {
+    ByteBuf f = Unpooled.buffer();
+    f.writeInt(0).writeInt(tag).writeInt(payload.length).writeInt(0).writeBytes(payload);
+    ch.writeInbound(f);
+    fx.loopOwner.runPendingTasks();
+    ch.runPendingTasks();
+  }
+
+  private void sendGolden(EmbeddedChannel ch, int tag, String request, WireFormat format) {
+    send(ch, tag, GoldenMessages.bytes(request, format));
+  }
+
+  private void send(EmbeddedChannel ch, int tag, Request request, WireFormat format) {
+    send(ch, tag, bytes(format, request::encode));
+  }
+
+  private static byte[] bytes(WireFormat format, Consumer<PmixWriter> body) {
+    ByteBuf b = Unpooled.buffer();
+    try {
+      body.accept(new PmixWriter(b, format));
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
+  }
+
+  /** The next frame on {@code tag} is golden vector {@code name} in {@code format}. */
+  private static void assertGolden(
+      String name, WireFormat format, EmbeddedChannel ch, int tag, String why) {
+    assertEquals(
+        ByteBufUtil.hexDump(GoldenMessages.bytes(name, format)),
+        ByteBufUtil.hexDump(readFrame(ch, tag)),
+        why + ": " + name + " " + format.bufferType());
+  }
+
+  private static Status status(EmbeddedChannel ch, int tag, WireFormat format) {
+    return new PmixReader(Unpooled.wrappedBuffer(readFrame(ch, tag)), format).unpackStatus();
+  }
+
+  // ---- golden request in, golden reply out ----
+
+  @ParameterizedTest
+  @MethodSource("formats")
+  void statusRepliesAreTheGoldenStatusReplies(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, f);
+    int tag = 101;
+    for (String ok :
+        List.of(
+            "commit.both", "commit.remote-only", "commit.empty", "publishnb", "publishnb.uid",
+            "unpublishnb", "unpublishnb.all", "regevents", "regevents.two-codes", "notify",
+            "notify.no-info", "log", "log.directives", "abort", "abort.procs-no-message")) {
+      sendGolden(c, tag, ok, f);
+      assertGolden("reply.status", f, c, tag++, ok);
+    }
+    // Commands this server does not serve: NOT_SUPPORTED, as for any command without a handler.
+    for (String refused :
+        List.of(
+            "job-control", "job-control.no-targets", "iof-pull", "iof-pull.directives",
+            "iof-push", "iof-push.eof", "iof-dereg", "iof-dereg.directives", "spawnnb",
+            "spawnnb.two-apps")) {
+      sendGolden(c, tag, refused, f);
+      assertGolden("reply.status.error", f, c, tag++, refused);
+    }
+    // DEREGEVENTS is never answered.
+    for (String silent : List.of("deregevents", "deregevents.default", "deregevents.two-codes")) {
+      sendGolden(c, tag++, silent, f);
+      assertNull(c.readOutbound(), silent);
+    }
+    assertTrue(hostCalls.contains("abort testjob:0 42 test abort []"), hostCalls::toString);
+    assertTrue(
+        hostCalls.contains("abort testjob:0 1 null [testjob:0, testjob:1]"), hostCalls::toString);
+  }
+
+  @ParameterizedTest
+  @MethodSource("formats")
+  void lookupRepliesWithTheGoldenData(WireFormat f) {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, f);
+    sendGolden(c, 101, "lookupnb", f);
+    assertGolden("reply.lookupnb", f, c, 101, "host found LOOKED_UP");
+    assertEquals(List.of("lookup [svc.name]"), hostCalls);
+  }
+
+  @ParameterizedTest
+  @MethodSource("formats")
+  void queryRepliesAreTheGoldenOnes(WireFormat f) {
+    start();
+    register("testjob", 1);
+    register("other", 1);
+    EmbeddedChannel c = client("testjob", 0, f);
+    // pmix.qry.ns answered here ("testjob,other"), my.host.query by the host (nothing).
+    sendGolden(c, 101, "query", f);
+    assertGolden("reply.query", f, c, 101, "namespaces here, nothing from the host");
+    sendGolden(c, 102, "query.empty", f);
+    assertGolden("reply.query.failed", f, c, 102, "no query: not found");
+  }
+
+  @ParameterizedTest
+  @MethodSource("formats")
+  void getOfAnotherNodesProcessRepliesWithTheGoldenBlobs(WireFormat f) {
+    start();
+    register("other", 1);
+    EmbeddedChannel c = client("other", 0, f);
+    // testjob is no namespace of this node; IMMEDIATE: NOT_FOUND without asking the host.
+    sendGolden(c, 101, "getnb.directives", f);
+    assertGolden("reply.getnb.not-found", f, c, 101, "immediate get of a foreign job");
+    // The job level of testjob comes from the host's direct modex (JOB_DATA) ...
+    send(c, 102, new GetNbRequest(Proc.wildcard("testjob"), List.of(), null), f);
+    assertEquals(Status.SUCCESS, status(c, 102, f));
+    // ... then rank 1's data: the reply to a caller of another namespace carries the job level
+    // blob first, then the target's.
+    sendGolden(c, 103, "getnb.peer", f);
+    assertGolden("reply.getnb", f, c, 103, "job level and rank 1 from the host");
+    assertEquals(List.of("dmodex testjob:WILDCARD", "dmodex testjob:1"), hostCalls);
+  }
+
+  @ParameterizedTest
+  @MethodSource("formats")
+  void connectThatTimesOutRepliesWithTheGoldenFailure(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, f);
+    // childjob:0 and testjob:*, pmix.timeout 10: rank 1 never arrives.
+    sendGolden(c, 101, "connectnb", f);
+    assertNull(c.readOutbound());
+    fx.loopOwner.advanceTimeBy(10, TimeUnit.SECONDS);
+    fx.loopOwner.runScheduledPendingTasks();
+    assertGolden("reply.connectnb.failed", f, c, 101, "timed out");
+  }
+
+  @ParameterizedTest
+  @MethodSource("formats")
+  void eventPushesAreTheGoldenPushes(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel raiser = client("testjob", 0, f);
+    EmbeddedChannel listener = client("testjob", 1, f);
+    sendGolden(listener, 101, "regevents.default", f);
+    assertGolden("reply.status", f, listener, 101, "registered");
+    // The host's notification ...
+    assertEquals(
+        Status.SUCCESS,
+        fx.core.notifyLocal(
+            Status.of(-5000), Proc.of("fakesrv", 0), DataRange.SESSION.code(),
+            List.of(Info.of("my.key", "hello")), null));
+    assertGolden("push.notify", f, listener, Tags.NOTIFY, "host event");
+    // ... and a peer's (PROC_LOCAL: not the host's business), which the raiser does not get.
+    send(raiser, 102, new NotifyRequest(Status.ERR_LOST_CONNECTION, DataRange.PROC_LOCAL,
+        List.of()), f);
+    assertGolden("reply.status", f, raiser, 102, "notify answered");
+    assertGolden("push.notify.no-info", f, listener, Tags.NOTIFY, "rank 0's event");
+    assertNull(raiser.readOutbound());
+    assertEquals(List.of(), hostCalls);
+  }
+}
