@@ -2,14 +2,18 @@ package io.pmix.server.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
-import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
-import io.pmix.common.codec.CodecLimits;
-import io.pmix.common.codec.PmixReader;
+import io.pmix.common.internal.message.AbortRequest;
+import io.pmix.common.internal.message.LogRequest;
+import io.pmix.common.internal.message.LookupNbReply;
+import io.pmix.common.internal.message.LookupNbRequest;
+import io.pmix.common.internal.message.PublishNbRequest;
+import io.pmix.common.internal.message.SpawnNbReply;
+import io.pmix.common.internal.message.SpawnNbRequest;
+import io.pmix.common.internal.message.UnpublishNbRequest;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.internal.lifecycle.Namespace;
@@ -29,55 +33,45 @@ final class HostForwarding {
   private final Registry registry;
   private final HostModule host;
   private final HostCalls hostCalls;
-  private final CodecLimits limits;
   private final String hostname;
 
   HostForwarding(
-      Registry registry, HostModule host, HostCalls hostCalls, CodecLimits limits,
-      ServerOptions options) {
+      Registry registry, HostModule host, HostCalls hostCalls, ServerOptions options) {
     this.registry = requireNonNull(registry, "registry");
     this.host = requireNonNull(host, "host");
     this.hostCalls = requireNonNull(hostCalls, "hostCalls");
-    this.limits = requireNonNull(limits, "limits");
     this.hostname = options.hostname();
   }
 
   /** ABORT: status, message, the procs to abort (none: the caller's job). */
-  void handleAbort(Peer peer, int tag, PmixReader r) {
-    Status status = r.unpackStatus();
-    String msg = r.unpackString();
-    List<Proc> procs = Requests.procs(r, r.unpackSize(), limits);
+  void handleAbort(Peer peer, int tag, AbortRequest q) {
     Object hostObject = peer.info().hostObject();
     hostCalls.call(
-        () -> host.abort(peer.proc(), hostObject, status, msg, List.copyOf(procs)),
+        () -> host.abort(peer.proc(), hostObject, q.status(), q.message(), q.procs()),
         (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
   }
 
-  /** PUBLISHNB: the claimed uid (ignored), then the infos to publish. */
-  void handlePublish(Peer peer, int tag, PmixReader r) {
-    int unusedClaimedUid = r.unpackUInt32();
-    List<Info> hostInfo = withAuthenticatedIdentity(peer, Requests.infos(r, limits));
+  /** PUBLISHNB: the infos to publish; the claimed uid is ignored. */
+  void handlePublish(Peer peer, int tag, PublishNbRequest q) {
+    List<Info> hostInfo = withAuthenticatedIdentity(peer, q.info());
     hostCalls.call(
         () -> host.publish(peer.proc(), hostInfo),
         (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
   }
 
-  /** LOOKUPNB or UNPUBLISHNB: the claimed uid (ignored), the keys, the directives. */
-  void handleLookup(Peer peer, int tag, PmixReader r, boolean lookup) {
-    int unusedClaimedUid = r.unpackUInt32();
-    int nkeys = Requests.count(r.unpackSize(), limits);
-    List<String> keys = new ArrayList<>();
-    for (int i = 0; i < nkeys; i++) {
-      keys.add(r.unpackString());
-    }
-    List<Info> hostInfo = withAuthenticatedIdentity(peer, Requests.infos(r, limits));
-    List<String> hostKeys = List.copyOf(keys);
-    if (!lookup) {
-      hostCalls.call(
-          () -> host.unpublish(peer.proc(), hostKeys, hostInfo),
-          (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
-      return;
-    }
+  /** UNPUBLISHNB: the keys and the directives; the claimed uid is ignored. */
+  void handleUnpublish(Peer peer, int tag, UnpublishNbRequest q) {
+    List<Info> hostInfo = withAuthenticatedIdentity(peer, q.directives());
+    List<String> hostKeys = q.keys();
+    hostCalls.call(
+        () -> host.unpublish(peer.proc(), hostKeys, hostInfo),
+        (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
+  }
+
+  /** LOOKUPNB: the keys and the directives; the claimed uid is ignored. */
+  void handleLookup(Peer peer, int tag, LookupNbRequest q) {
+    List<Info> hostInfo = withAuthenticatedIdentity(peer, q.directives());
+    List<String> hostKeys = q.keys();
     hostCalls.call(
         () -> host.lookup(peer.proc(), hostKeys, hostInfo),
         (data, failure) -> {
@@ -86,14 +80,7 @@ final class HostForwarding {
           } else if (data == null || data.isEmpty()) {
             Replies.status(peer, tag, Status.ERR_NOT_FOUND);
           } else {
-            Replies.send(
-                peer,
-                tag,
-                w -> {
-                  w.packStatus(Status.SUCCESS);
-                  w.packSize(data.size());
-                  w.pack(DataType.PDATA, data);
-                });
+            Replies.send(peer, tag, () -> new LookupNbReply(Status.SUCCESS, data));
           }
         });
   }
@@ -117,16 +104,11 @@ final class HostForwarding {
     return List.copyOf(info);
   }
 
-  /** LOG: a timestamp (3.x and later), the data, the directives; the source is appended. */
-  void handleLog(Peer peer, int tag, PmixReader r) {
-    int[] v = parseVersion(peer.version());
-    if (v[0] >= 3) {
-      Value unused = r.unpackOne(DataType.TIME);
-    }
-    List<Info> data = Requests.infos(r, limits);
-    List<Info> dirs = new ArrayList<>(Requests.infos(r, limits));
+  /** LOG: the data and the directives (the timestamp is not passed on); the source is appended. */
+  void handleLog(Peer peer, int tag, LogRequest q) {
+    List<Info> dirs = new ArrayList<>(q.directives());
     dirs.add(Info.of("pmix.log.source", peer.proc()));
-    List<Info> d1 = List.copyOf(data);
+    List<Info> d1 = q.data();
     List<Info> d2 = List.copyOf(dirs);
     hostCalls.call(
         () -> host.log(peer.proc(), d1, d2),
@@ -156,20 +138,12 @@ final class HostForwarding {
   }
 
   /**
-   * SPAWNNB: job directives and apps go to the host; the reply carries the new namespace and,
-   * when this server holds its registration, its job data (as a REQ reply would).
+   * SPAWNNB: job directives and apps go to the host; the {@link SpawnNbReply} carries the new
+   * namespace and, when this server holds its registration, its job data (as a REQ reply would).
    */
-  void handleSpawn(Peer peer, int tag, PmixReader r) {
-    List<Info> jobInfo = Requests.infos(r, limits);
-    long napps = r.unpackSize();
-    List<Value.App> apps = new ArrayList<>();
-    if (napps > 0) {
-      for (Value v : r.unpack(DataType.APP, Requests.count(napps, limits))) {
-        apps.add((Value.App) v);
-      }
-    }
-    List<Info> ji = List.copyOf(jobInfo);
-    List<Value.App> ap = List.copyOf(apps);
+  void handleSpawn(Peer peer, int tag, SpawnNbRequest q) {
+    List<Info> ji = q.jobInfo();
+    List<Value.App> ap = q.apps();
     hostCalls.call(
         () -> host.spawn(peer.proc(), ji, ap),
         (nspace, failure) -> {
@@ -182,13 +156,11 @@ final class HostForwarding {
           Replies.send(
               peer,
               tag,
-              w -> {
-                w.packStatus(Status.SUCCESS);
-                w.packString(nspace);
-                if (jd != null) {
-                  jd.writeReplyBody(w, peer.channel().alloc());
-                }
-              });
+              () ->
+                  new SpawnNbReply(
+                      Status.SUCCESS,
+                      nspace,
+                      jd != null ? jd.replyBody(peer.format()) : new byte[0]));
         });
   }
 }

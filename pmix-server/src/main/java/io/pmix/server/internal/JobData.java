@@ -421,8 +421,11 @@ public final class JobData {
     }
   }
 
-  /** The format-independent test hook: the reply body in {@code format}. */
-  byte[] replyBody(WireFormat format) {
+  /**
+   * The REQ reply body (what {@link #writeReplyBody} appends) in {@code format}: the job data of a
+   * {@link io.pmix.common.internal.message.ReqReply}, a connect reply's blob or a spawn reply.
+   */
+  public byte[] replyBody(WireFormat format) {
     ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
     try {
       writeReplyBody(new PmixWriter(b, format), ByteBufAllocator.DEFAULT);

@@ -1,17 +1,23 @@
 package io.pmix.server.internal;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.pmix.common.Keys;
 import io.pmix.common.Value;
+import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.ReqReply;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
 
 /**
  * Answers REQ, the job-information request that completes a client's init (docs/commands.md
- * §3.1): no status unit, the namespace, then its job data in the layout of docs/commands.md §6.1.
- * A peer in a namespace made for tools gets what 4.2.2 sends a tool instead
- * (docs/transport.md §11.3): the namespace, then {@code pmix.bfrops.mod} = the tool's version.
- * Progress thread only.
+ * §3.1), with a {@link ReqReply}: no status unit, the namespace, then its job data in the layout
+ * of docs/commands.md §6.1. A peer in a namespace made for tools gets what 4.2.2 sends a tool
+ * instead (docs/transport.md §11.3): the namespace, then {@code pmix.bfrops.mod} = the tool's
+ * version. Progress thread only.
  */
 final class JobInfoResponder {
   private static final System.Logger LOG = System.getLogger(JobInfoResponder.class.getName());
@@ -26,14 +32,8 @@ final class JobInfoResponder {
     Namespace ns = peer.ns();
     if (ns.isToolNamespace()) {
       String nspace = ns.name();
-      String version = peer.version();
-      Replies.send(
-          peer,
-          tag,
-          w -> {
-            w.packString(nspace);
-            w.pack(new Value.KVal(Keys.BFROPS_MODULE.name(), Value.of(version)));
-          });
+      Value.KVal bfrops = new Value.KVal(Keys.BFROPS_MODULE.name(), Value.of(peer.version()));
+      Replies.send(peer, tag, () -> new ReqReply(nspace, kval(bfrops, peer.format())));
       return;
     }
     ns.noteClientVersion(peer.version());
@@ -45,12 +45,16 @@ final class JobInfoResponder {
       jd = JobData.empty(ns.nlocalprocs());
     }
     JobData data = jd;
-    Replies.send(
-        peer,
-        tag,
-        w -> {
-          w.packString(ns.name());
-          data.writeReplyBody(w, peer.channel().alloc());
-        });
+    Replies.send(peer, tag, () -> new ReqReply(ns.name(), data.replyBody(peer.format())));
+  }
+
+  private static byte[] kval(Value.KVal kv, WireFormat format) {
+    ByteBuf b = Unpooled.buffer();
+    try {
+      new PmixWriter(b, format).pack(kv);
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
   }
 }

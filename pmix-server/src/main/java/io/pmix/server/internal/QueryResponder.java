@@ -11,8 +11,8 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
-import io.pmix.common.codec.CodecLimits;
-import io.pmix.common.codec.PmixReader;
+import io.pmix.common.internal.message.QueryReply;
+import io.pmix.common.internal.message.QueryRequest;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
@@ -117,26 +117,14 @@ final class QueryResponder {
 
   // ============================================================================================
 
-  /** QUERY: a counted array of queries, answered here and by the host. */
-  void handleQuery(Peer peer, int tag, PmixReader r, CodecLimits limits) {
-    long n = r.unpackSize();
-    List<Value.Query> queries = new ArrayList<>();
-    if (n > 0) {
-      for (Value v : r.unpack(DataType.QUERY, Requests.count(n, limits))) {
-        queries.add((Value.Query) v);
-      }
-    }
-    handle(peer, tag, List.copyOf(queries));
-  }
-
-  /** Answers one QUERY request. */
-  void handle(Peer peer, int tag, List<Value.Query> queries) {
+  /** QUERY: each query's keys answered here where the server knows them, the rest by the host. */
+  void handleQuery(Peer peer, int tag, QueryRequest q) {
     List<Info> answers = new ArrayList<>();
     List<Value.Query> forward = new ArrayList<>();
-    for (Value.Query q : queries) {
+    for (Value.Query query : q.queries()) {
       List<String> unanswered = new ArrayList<>();
-      for (String key : q.keys()) {
-        Optional<List<Info>> a = local(peer, key, q.qualifiers());
+      for (String key : query.keys()) {
+        Optional<List<Info>> a = local(peer, key, query.qualifiers());
         if (a.isPresent()) {
           answers.addAll(a.get());
         } else {
@@ -144,7 +132,7 @@ final class QueryResponder {
         }
       }
       if (!unanswered.isEmpty()) {
-        forward.add(new Value.Query(unanswered, q.qualifiers()));
+        forward.add(new Value.Query(unanswered, query.qualifiers()));
       }
     }
     if (forward.isEmpty()) {
@@ -169,21 +157,11 @@ final class QueryResponder {
         });
   }
 
-  private void reply(Peer peer, int tag, Status status, List<Info> info) {
+  /** A {@link QueryReply}: the answers follow a success only, as 4.2.2 sends them. */
+  private static void reply(Peer peer, int tag, Status status, List<Info> info) {
     Status s = Replies.clientStatus(status);
     List<Info> answer = List.copyOf(info);
-    Replies.send(
-        peer,
-        tag,
-        w -> {
-          w.packStatus(s);
-          if (s.isSuccess()) {
-            w.packSize(answer.size());
-            if (!answer.isEmpty()) {
-              w.packInfos(answer);
-            }
-          }
-        });
+    Replies.send(peer, tag, () -> new QueryReply(s, s.isSuccess() ? answer : List.of()));
   }
 
   /** The server's answer to one key, or empty when the host must answer it. */

@@ -15,6 +15,24 @@ import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.AbortRequest;
+import io.pmix.common.internal.message.CommitRequest;
+import io.pmix.common.internal.message.ConnectNbRequest;
+import io.pmix.common.internal.message.DeregEventsRequest;
+import io.pmix.common.internal.message.DisconnectNbRequest;
+import io.pmix.common.internal.message.FenceNbRequest;
+import io.pmix.common.internal.message.FinalizeRequest;
+import io.pmix.common.internal.message.GetNbRequest;
+import io.pmix.common.internal.message.LogRequest;
+import io.pmix.common.internal.message.LookupNbRequest;
+import io.pmix.common.internal.message.NotifyRequest;
+import io.pmix.common.internal.message.PublishNbRequest;
+import io.pmix.common.internal.message.QueryRequest;
+import io.pmix.common.internal.message.RegEventsRequest;
+import io.pmix.common.internal.message.ReqRequest;
+import io.pmix.common.internal.message.Request;
+import io.pmix.common.internal.message.SpawnNbRequest;
+import io.pmix.common.internal.message.UnpublishNbRequest;
 import io.pmix.common.internal.wire.Command;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.Frame;
@@ -43,8 +61,9 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The server's core on its progress thread: it builds the parts, routes each command to the part
- * that owns it (the dispatch table), checks that it runs on the loop, and orders the shutdown.
+ * The server's core on its progress thread: it builds the parts, decodes each request once with
+ * its message record and routes it to the part that owns the command (the dispatch table), checks
+ * that it runs on the loop, and orders the shutdown.
  * What happens to peers, ranks and namespaces is {@link PeerLifecycle}'s; who may connect is
  * {@link Admission}'s; fences and connect/disconnect are {@link Collectives}'; GET and the modex
  * are {@link Modex}'s; events and forwarding are {@link EventRouter}'s and {@link IofRegistry}'s.
@@ -56,9 +75,16 @@ import org.jspecify.annotations.Nullable;
 public final class ServerCore {
   private static final System.Logger LOG = System.getLogger(ServerCore.class.getName());
 
-  /** A command's handler: the peer, the request's tag, the body after the command byte. */
-  private interface Handler {
-    void handle(Peer peer, int tag, PmixReader body);
+  /** A command's handler: the peer, the request's tag, the request as its record decoded it. */
+  private interface Handler<R extends Request> {
+    void handle(Peer peer, int tag, R request);
+  }
+
+  /** A command's entry in the dispatch table: its record type and its handler. */
+  private record Route<R extends Request>(Class<R> type, Handler<R> handler) {
+    void handle(Peer peer, int tag, Request request) {
+      handler.handle(peer, tag, type.cast(request));
+    }
   }
 
   private final EventLoop loop;
@@ -72,7 +98,7 @@ public final class ServerCore {
   private final Collectives collectives;
   private final QueryResponder queryResponder;
   private final SnapshotBuilder snapshots;
-  private final Map<Command, Handler> handlers = new EnumMap<>(Command.class);
+  private final Map<Command, Route<?>> routes = new EnumMap<>(Command.class);
   private boolean stopping;
 
   /**
@@ -96,34 +122,38 @@ public final class ServerCore {
         new ToolSupport(registry, lifecycle, host, hostCalls, options, limits, this::isStopping);
     this.admission =
         new Admission(registry, lifecycle, host, hostCalls, options, tools, this::isStopping);
-    this.events = new EventRouter(registry, host, hostCalls, limits);
+    this.events = new EventRouter(registry, host, hostCalls);
     this.modex = new Modex(registry, host, hostCalls, loop, limits, hostname, this::isStopping);
     this.collectives = new Collectives(registry, host, hostCalls, loop, limits, hostname);
     this.queryResponder = new QueryResponder(registry, host, hostCalls, options);
     this.snapshots = new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives);
     JobInfoResponder jobInfo = new JobInfoResponder(hostname);
-    HostForwarding forwarding = new HostForwarding(registry, host, hostCalls, limits, options);
+    HostForwarding forwarding = new HostForwarding(registry, host, hostCalls, options);
 
-    handlers.put(Command.REQ, (p, tag, r) -> jobInfo.handleReq(p, tag));
-    handlers.put(Command.ABORT, forwarding::handleAbort);
-    handlers.put(Command.COMMIT, modex::handleCommit);
-    handlers.put(Command.FENCENB, collectives::handleFence);
-    handlers.put(Command.GETNB, modex::handleGet);
-    handlers.put(Command.FINALIZE, (p, tag, r) -> lifecycle.handleFinalize(p, tag));
-    handlers.put(Command.PUBLISHNB, forwarding::handlePublish);
-    handlers.put(Command.LOOKUPNB, (p, tag, r) -> forwarding.handleLookup(p, tag, r, true));
-    handlers.put(Command.UNPUBLISHNB, (p, tag, r) -> forwarding.handleLookup(p, tag, r, false));
-    handlers.put(Command.NOTIFY, events::handleNotify);
-    handlers.put(Command.REGEVENTS, events::handleRegEvents);
-    handlers.put(Command.DEREGEVENTS, (p, tag, r) -> events.handleDeregEvents(p, r));
-    handlers.put(Command.QUERY, (p, tag, r) -> queryResponder.handleQuery(p, tag, r, limits));
-    handlers.put(Command.LOG, forwarding::handleLog);
-    handlers.put(Command.SPAWNNB, forwarding::handleSpawn);
-    handlers.put(
-        Command.CONNECTNB, (p, tag, r) -> collectives.handleConnect(p, tag, r, Command.CONNECTNB));
-    handlers.put(
-        Command.DISCONNECTNB,
-        (p, tag, r) -> collectives.handleConnect(p, tag, r, Command.DISCONNECTNB));
+    route(Command.REQ, ReqRequest.class, (p, tag, q) -> jobInfo.handleReq(p, tag));
+    route(Command.ABORT, AbortRequest.class, forwarding::handleAbort);
+    route(Command.COMMIT, CommitRequest.class, modex::handleCommit);
+    route(Command.FENCENB, FenceNbRequest.class, collectives::handleFence);
+    route(Command.GETNB, GetNbRequest.class, modex::handleGet);
+    route(Command.FINALIZE, FinalizeRequest.class, (p, tag, q) -> lifecycle.handleFinalize(p, tag));
+    route(Command.PUBLISHNB, PublishNbRequest.class, forwarding::handlePublish);
+    route(Command.LOOKUPNB, LookupNbRequest.class, forwarding::handleLookup);
+    route(Command.UNPUBLISHNB, UnpublishNbRequest.class, forwarding::handleUnpublish);
+    route(Command.NOTIFY, NotifyRequest.class, events::handleNotify);
+    route(Command.REGEVENTS, RegEventsRequest.class, events::handleRegEvents);
+    route(
+        Command.DEREGEVENTS,
+        DeregEventsRequest.class,
+        (p, tag, q) -> events.handleDeregEvents(p, q));
+    route(Command.QUERY, QueryRequest.class, queryResponder::handleQuery);
+    route(Command.LOG, LogRequest.class, forwarding::handleLog);
+    route(Command.SPAWNNB, SpawnNbRequest.class, forwarding::handleSpawn);
+    route(Command.CONNECTNB, ConnectNbRequest.class, collectives::handleConnect);
+    route(Command.DISCONNECTNB, DisconnectNbRequest.class, collectives::handleDisconnect);
+  }
+
+  private <R extends Request> void route(Command cmd, Class<R> type, Handler<R> handler) {
+    routes.put(cmd, new Route<>(type, handler));
   }
 
   /**
@@ -328,21 +358,31 @@ public final class ServerCore {
   }
 
   /**
-   * Hands the request to its command's handler. An unknown command is NOT_SUPPORTED; a malformed
-   * request is answered with its unpack status (DEREGEVENTS, which has no reply, excepted), and
-   * the server keeps serving.
+   * Decodes the request with its command's record ({@link
+   * io.pmix.common.internal.message.Requests#decodeFields}) and hands it to the command's handler.
+   * A command without a handler is NOT_SUPPORTED, whatever follows it; a malformed request is
+   * answered with the status its decoder gives (a count beyond the limits BAD_PARAM, bytes the
+   * codec cannot read its unpack status, any other flaw UNPACK_FAILURE), DEREGEVENTS, which has no
+   * reply, excepted; the server keeps serving.
    */
   private void dispatch(Peer peer, int tag, ByteBuf payload) {
     PmixReader r = new PmixReader(payload, peer.format(), limits);
     int code = -1;
     try {
       code = r.unpackByteEnum(DataType.COMMAND);
-      Handler h = Command.fromCode(code).map(handlers::get).orElse(null);
-      if (h == null) {
+      Optional<Command> cmd = Command.fromCode(code);
+      Route<?> route = cmd.map(routes::get).orElse(null);
+      if (route == null) {
         Replies.status(peer, tag, Status.ERR_NOT_SUPPORTED);
         return;
       }
-      h.handle(peer, tag, r);
+      // Only LOG's layout depends on the peer's version: its TIME field came with 3.0.
+      boolean logWithTime =
+          cmd.get() != Command.LOG
+              || LogRequest.carriesTime(HostForwarding.parseVersion(peer.version())[0]);
+      Request request =
+          io.pmix.common.internal.message.Requests.decodeFields(cmd.get(), r, logWithTime);
+      route.handle(peer, tag, request);
     } catch (PmixException e) {
       LOG.log(Level.INFO, "malformed request (command {0}) from {1}: {2}", code, peer,
           e.getMessage());
@@ -350,7 +390,7 @@ public final class ServerCore {
         Replies.status(peer, tag, e.status());
       }
     } catch (RuntimeException e) {
-      // A value of the wrong type where a field needs another: the peer's bytes are wrong.
+      // A handler that meets what its record let through (a value of an unexpected type).
       LOG.log(Level.INFO, "unusable request (command " + code + ") from " + peer, e);
       if (code != Command.DEREGEVENTS.code()) {
         Replies.status(peer, tag, Status.ERR_UNPACK_FAILURE);

@@ -1,7 +1,10 @@
 /**
  * Implementation of pmix-server. {@link io.pmix.server.internal.ServerCore} builds the server's
- * parts and dispatches each command to the one that owns it: {@code lifecycle} (registry and
- * every rule of docs/lifecycle.md), {@link io.pmix.server.internal.Admission} and {@link
+ * parts, decodes each request with its record of pmix-common's message layer (whose records also
+ * make every reply and push after the handshake, sent by {@link io.pmix.server.internal.Replies}:
+ * the server and the connectors share one encoder and decoder per message) and dispatches it to
+ * the part that owns the command: {@code lifecycle} (registry and every rule of
+ * docs/lifecycle.md), {@link io.pmix.server.internal.Admission} and {@link
  * io.pmix.server.internal.ToolSupport} (who may connect), {@code collective} (fences,
  * connect/disconnect), {@code modex} (commit, GET, direct modex), {@code events} (events and I/O
  * forwarding), {@link io.pmix.server.internal.HostForwarding} and {@link

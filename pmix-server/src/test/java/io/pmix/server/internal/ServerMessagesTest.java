@@ -25,6 +25,7 @@ import io.pmix.common.internal.message.GetNbRequest;
 import io.pmix.common.internal.message.GoldenMessages;
 import io.pmix.common.internal.message.NotifyRequest;
 import io.pmix.common.internal.message.Request;
+import io.pmix.common.internal.wire.Command;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectorKind;
@@ -40,6 +41,7 @@ import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -47,9 +49,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * The server's ends of the message layer, through the real pipeline on {@link EmbeddedChannel}s:
  * the golden requests of {@code messages.tsv} (pmix-common's test-jar) go in, and the server's
  * replies and pushes come out as exactly the golden bytes wherever the server's answer is
- * determined by the golden inputs, in both buffer formats.
+ * determined by the golden inputs, in both buffer formats; hostile counts are refused before any
+ * host call.
  */
 class ServerMessagesTest {
+  private static final long HUGE_COUNT = 0xFFFFFFFFFFFFFFFFL;
+
   /** What the recording host was asked. */
   private final List<String> hostCalls = new ArrayList<>();
 
@@ -329,5 +334,74 @@ class ServerMessagesTest {
     assertGolden("push.notify.no-info", f, listener, Tags.NOTIFY, "rank 0's event");
     assertNull(raiser.readOutbound());
     assertEquals(List.of(), hostCalls);
+  }
+
+  // ---- hostile counts ----
+
+  /**
+   * An ABORT naming 2^64-1 procs: a count beyond the limits, refused, and the host never asked
+   * (read as a signed -1 it was "no procs", which aborts the caller's whole job).
+   */
+  @Test
+  void anAbortWithACountOfTwoToTheSixtyFourMinusOneIsRefusedAndNothingIsAborted() {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    send(c, 101, bytes(WireFormat.DEFAULT, w -> {
+      w.packByteEnum(DataType.COMMAND, Command.ABORT.code());
+      w.packStatus(Status.of(1));
+      w.packString("hostile");
+      w.packSize(HUGE_COUNT);
+    }));
+    assertEquals(Status.ERR_BAD_PARAM, status(c, 101, WireFormat.DEFAULT));
+    assertEquals(List.of(), hostCalls);
+    // The connection still serves.
+    sendGolden(c, 102, "abort", WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 102, WireFormat.DEFAULT));
+    assertEquals(List.of("abort testjob:0 42 test abort []"), hostCalls);
+  }
+
+  /** The same count where infos or procs are counted: refused, no host call, no collective. */
+  @Test
+  void hugeCountsInOtherRequestsAreRefusedBeforeAnyHostCall() {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    List<Consumer<PmixWriter>> hostile =
+        List.of(
+            w -> {
+              w.packByteEnum(DataType.COMMAND, Command.PUBLISHNB.code());
+              w.packUInt32(0);
+              w.packSize(HUGE_COUNT);
+            },
+            w -> {
+              w.packByteEnum(DataType.COMMAND, Command.FENCENB.code());
+              w.packSize(1);
+              w.pack(DataType.PROC, List.of(Proc.wildcard("testjob")));
+              w.packSize(HUGE_COUNT);
+            },
+            w -> {
+              w.packByteEnum(DataType.COMMAND, Command.LOG.code());
+              w.pack(Value.signed(DataType.TIME, 0));
+              w.packSize(HUGE_COUNT);
+              w.packSize(0);
+            },
+            w -> {
+              w.packByteEnum(DataType.COMMAND, Command.SPAWNNB.code());
+              w.packSize(0);
+              w.packSize(HUGE_COUNT);
+            },
+            w -> {
+              w.packByteEnum(DataType.COMMAND, Command.QUERY.code());
+              w.packSize(HUGE_COUNT);
+            });
+    int tag = 101;
+    for (Consumer<PmixWriter> body : hostile) {
+      send(c, tag, bytes(WireFormat.DEFAULT, body));
+      assertEquals(Status.ERR_BAD_PARAM, status(c, tag, WireFormat.DEFAULT), "request " + (tag - 101));
+      tag++;
+    }
+    assertEquals(List.of(), hostCalls);
+    assertEquals(0, fx.core.activeFences());
   }
 }

@@ -2,22 +2,20 @@ package io.pmix.server.internal.collective;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.EventLoop;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
-import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
-import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
-import io.pmix.common.codec.PmixReader;
-import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.internal.message.ConnectNbReply;
+import io.pmix.common.internal.message.ConnectNbRequest;
+import io.pmix.common.internal.message.DisconnectNbRequest;
+import io.pmix.common.internal.message.FenceNbRequest;
+import io.pmix.common.internal.message.ReqReply;
 import io.pmix.common.internal.wire.Command;
 import io.pmix.server.HostModule;
 import io.pmix.server.internal.HostCalls;
-import io.pmix.server.internal.JobData;
 import io.pmix.server.internal.Replies;
 import io.pmix.server.internal.Requests;
 import io.pmix.server.internal.lifecycle.Namespace;
@@ -25,7 +23,6 @@ import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.Registry;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -48,16 +45,10 @@ import java.util.function.Consumer;
 public final class Collectives {
   private static final System.Logger LOG = System.getLogger(Collectives.class.getName());
 
-  /** Sorted as 4.2.2 sorts fence participants: nspace, then rank read unsigned. */
-  private static final Comparator<Proc> PROC_ORDER =
-      Comparator.comparing(Proc::nspace)
-          .thenComparing((a, b) -> Integer.compareUnsigned(a.rank(), b.rank()));
-
   private final Registry registry;
   private final HostModule host;
   private final HostCalls hostCalls;
   private final EventLoop loop;
-  private final CodecLimits limits;
   private final String hostname;
   private final FenceData fenceData;
   private final List<FenceTracker> trackers = new ArrayList<>();
@@ -74,19 +65,17 @@ public final class Collectives {
     this.host = requireNonNull(host, "host");
     this.hostCalls = requireNonNull(hostCalls, "hostCalls");
     this.loop = requireNonNull(loop, "loop");
-    this.limits = requireNonNull(limits, "limits");
     this.hostname = requireNonNull(hostname, "hostname");
-    this.fenceData = new FenceData(registry, limits, hostname);
+    this.fenceData = new FenceData(registry, requireNonNull(limits, "limits"), hostname);
   }
 
   // ============================================================================================
   // Requests
   // ============================================================================================
 
-  /** FENCENB: procs, directives ({@code pmix.collect}, {@code pmix.timeout}), then data. */
-  public void handleFence(Peer peer, int tag, PmixReader r) {
-    List<Proc> procs = readProcs(r, Command.FENCENB);
-    List<Info> info = Requests.infos(r, limits);
+  /** FENCENB: the sorted procs, directives ({@code pmix.collect}, {@code pmix.timeout}). */
+  public void handleFence(Peer peer, int tag, FenceNbRequest q) {
+    List<Info> info = q.directives();
     boolean collect = false;
     long timeout = 0;
     for (Info i : info) {
@@ -96,39 +85,30 @@ public final class Collectives {
         timeout = i.value().asLong();
       }
     }
-    arrive(Command.FENCENB, procs, info, collect, timeout, peer, tag);
+    arrive(Command.FENCENB, q.procs(), info, collect, timeout, peer, tag);
   }
 
   /**
-   * CONNECTNB and DISCONNECTNB: the fence's collective over the local participants, in a tracker
-   * of their own type. At least one proc is required (C: BAD_PARAM); {@code pmix.timeout}
-   * (connect only, as in C) answers ERR_TIMEOUT to every caller if the whole operation, host part
-   * included, has not completed by then.
+   * CONNECTNB: the fence's collective over the local participants, in a tracker of its own type.
+   * {@code pmix.timeout} answers ERR_TIMEOUT to every caller if the whole operation, host part
+   * included, has not completed by then. The decoder has refused a request without a proc (C:
+   * BAD_PARAM) and sorted the procs.
    */
-  public void handleConnect(Peer peer, int tag, PmixReader r, Command type) {
-    List<Proc> procs = readProcs(r, type);
-    List<Info> info = Requests.infos(r, limits);
+  public void handleConnect(Peer peer, int tag, ConnectNbRequest q) {
+    List<Info> info = q.directives();
     long timeout = 0;
-    if (type == Command.CONNECTNB) {
-      for (Info i : info) {
-        if (i.key().equals(Keys.TIMEOUT.name())) {
-          timeout = i.value().asLong();
-          break;
-        }
+    for (Info i : info) {
+      if (i.key().equals(Keys.TIMEOUT.name())) {
+        timeout = i.value().asLong();
+        break;
       }
     }
-    arrive(type, procs, info, false, timeout, peer, tag);
+    arrive(Command.CONNECTNB, q.procs(), info, false, timeout, peer, tag);
   }
 
-  /** The sorted participant array that FENCENB, CONNECTNB and DISCONNECTNB start with. */
-  private List<Proc> readProcs(PmixReader r, Command type) {
-    long n = r.unpackSize();
-    if (n < 1) {
-      throw new PmixException(Status.ERR_BAD_PARAM, type + " needs at least one proc");
-    }
-    List<Proc> procs = Requests.procs(r, n, limits);
-    procs.sort(PROC_ORDER);
-    return procs;
+  /** DISCONNECTNB: as {@link #handleConnect}, without a timeout (as in C). */
+  public void handleDisconnect(Peer peer, int tag, DisconnectNbRequest q) {
+    arrive(Command.DISCONNECTNB, q.procs(), q.directives(), false, 0, peer, tag);
   }
 
   /**
@@ -308,10 +288,11 @@ public final class Collectives {
   }
 
   /**
-   * The successful CONNECTNB reply (4.2.2's {@code _cnct}): to each local caller its status, then
-   * one BYTE_OBJECT per distinct namespace among the local callers other than the caller's own,
-   * holding the namespace's name and its job data as KVAL units (what a REQ reply carries after
-   * the name). A namespace this server holds no job data for (a tool's) gets no blob.
+   * The successful CONNECTNB reply (4.2.2's {@code _cnct}), a {@link ConnectNbReply}: to each
+   * local caller its status, then one BYTE_OBJECT per distinct namespace among the local callers
+   * other than the caller's own, holding the namespace's name and its job data as KVAL units
+   * (what a REQ reply carries). A namespace this server holds no job data for (a tool's) gets no
+   * blob.
    */
   private void replyConnected(FenceTracker t) {
     List<String> nspaces = new ArrayList<>();
@@ -325,8 +306,8 @@ public final class Collectives {
       Replies.send(
           peer,
           a.tag(),
-          w -> {
-            w.packStatus(Status.SUCCESS);
+          () -> {
+            List<ReqReply> jobs = new ArrayList<>();
             for (String other : nspaces) {
               if (other.equals(peer.proc().nspace())) {
                 continue;
@@ -335,17 +316,9 @@ public final class Collectives {
               if (ns == null || !ns.registered()) {
                 continue;
               }
-              JobData jd = ns.jobData(hostname);
-              ByteBuf blob = peer.channel().alloc().buffer();
-              try {
-                PmixWriter bw = new PmixWriter(blob, w.format());
-                bw.packString(other);
-                jd.writeReplyBody(bw, peer.channel().alloc());
-                w.pack(Value.of(ByteBufUtil.getBytes(blob)));
-              } finally {
-                blob.release();
-              }
+              jobs.add(new ReqReply(other, ns.jobData(hostname).replyBody(peer.format())));
             }
+            return new ConnectNbReply(Status.SUCCESS, jobs);
           });
     }
   }

@@ -4,19 +4,18 @@ import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.DataArray;
 import io.pmix.common.DataRange;
-import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
-import io.pmix.common.codec.CodecLimits;
-import io.pmix.common.codec.PmixReader;
-import io.pmix.common.internal.wire.Command;
+import io.pmix.common.internal.message.DeregEventsRequest;
+import io.pmix.common.internal.message.NotifyPush;
+import io.pmix.common.internal.message.NotifyRequest;
+import io.pmix.common.internal.message.RegEventsRequest;
 import io.pmix.common.internal.wire.Tags;
 import io.pmix.server.HostModule;
 import io.pmix.server.internal.HostCalls;
 import io.pmix.server.internal.Replies;
-import io.pmix.server.internal.Requests;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.Registry;
 import java.util.ArrayList;
@@ -24,16 +23,17 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Events on this node: the peers' registrations (REGEVENTS, DEREGEVENTS; docs/commands.md §3.8),
- * the events they raise (NOTIFY), and local delivery as the tag-0 NOTIFY message, for the host's
- * {@code PMIx_Notify_event} too. A {@code PMIX_RANGE_CUSTOM} event goes only to the procs its
- * {@code pmix.evrange} names, and waits in the {@link NotificationCache} for those that had not
- * registered for it yet.
+ * the events they raise (NOTIFY), and local delivery as the tag-0 {@link NotifyPush}, for the
+ * host's {@code PMIx_Notify_event} too. A {@code PMIX_RANGE_CUSTOM} event goes only to the procs
+ * its {@code pmix.evrange} names, and waits in the {@link NotificationCache} for those that had
+ * not registered for it yet.
  *
  * <p>Registrations are client-scoped (docs/lifecycle.md §6.2.4): kept per peer object and dropped
  * by {@link #forget} when the peer's cycle ends, so a reconnected rank starts with none. Progress
@@ -42,8 +42,6 @@ import org.jspecify.annotations.Nullable;
 public final class EventRouter {
   /** {@code PMIX_EVENT_CUSTOM_RANGE}: the target procs of a {@code PMIX_RANGE_CUSTOM} event. */
   private static final String EVENT_CUSTOM_RANGE = "pmix.evrange";
-  /** The code DEREGEVENTS names to drop a registration for all events. */
-  private static final int ALL_EVENTS = Integer.MIN_VALUE;
 
   /** One peer's registration: the codes, or every event. */
   private static final class Registration {
@@ -58,16 +56,14 @@ public final class EventRouter {
   private final Registry registry;
   private final HostModule host;
   private final HostCalls hostCalls;
-  private final CodecLimits limits;
   private final NotificationCache cache;
   private final Map<Peer, Registration> registrations = new HashMap<>();
 
   /** The events of one server. */
-  public EventRouter(Registry registry, HostModule host, HostCalls hostCalls, CodecLimits limits) {
+  public EventRouter(Registry registry, HostModule host, HostCalls hostCalls) {
     this.registry = requireNonNull(registry, "registry");
     this.host = requireNonNull(host, "host");
     this.hostCalls = requireNonNull(hostCalls, "hostCalls");
-    this.limits = requireNonNull(limits, "limits");
     this.cache = new NotificationCache(registry);
   }
 
@@ -110,20 +106,14 @@ public final class EventRouter {
   }
 
   /** REGEVENTS: records the codes (none: every event), answers, delivers what was kept. */
-  public void handleRegEvents(Peer peer, int tag, PmixReader r) {
-    long ncodes = r.unpackSize();
-    List<Integer> codes = new ArrayList<>();
-    if (ncodes > 0) {
-      for (Value v : r.unpack(DataType.STATUS, Requests.count(ncodes, limits))) {
-        codes.add(((Value.StatusValue) v).status().code());
-      }
-    }
-    List<Info> unusedInfo = Requests.infos(r, limits);
+  public void handleRegEvents(Peer peer, int tag, RegEventsRequest q) {
     Registration reg = registrations.computeIfAbsent(peer, p -> new Registration());
-    if (codes.isEmpty()) {
+    if (q.codes().isEmpty()) {
       reg.all = true;
     } else {
-      reg.codes.addAll(codes);
+      for (Status code : q.codes()) {
+        reg.codes.add(code.code());
+      }
     }
     Replies.status(peer, tag, Status.SUCCESS);
     cache.deliverTo(
@@ -133,17 +123,16 @@ public final class EventRouter {
   }
 
   /** DEREGEVENTS: no reply; the client posts no receive for it (docs/commands.md §3.8). */
-  public void handleDeregEvents(Peer peer, PmixReader r) {
-    while (r.hasRemaining()) {
-      int code = r.unpackStatus().code();
-      Registration reg = registrations.get(peer);
-      if (reg == null) {
-        continue;
-      }
-      if (code == ALL_EVENTS) {
+  public void handleDeregEvents(Peer peer, DeregEventsRequest q) {
+    Registration reg = registrations.get(peer);
+    if (reg == null) {
+      return;
+    }
+    for (Status code : q.codes()) {
+      if (code.equals(DeregEventsRequest.DEFAULT_HANDLER)) {
         reg.all = false;
       } else {
-        reg.codes.remove(code);
+        reg.codes.remove(code.code());
       }
     }
   }
@@ -152,10 +141,10 @@ public final class EventRouter {
    * NOTIFY from a peer: delivered locally at once and answered; beyond this node (any range but
    * LOCAL and PROC_LOCAL) handed to the host's {@code notifyEvent} as well.
    */
-  public void handleNotify(Peer peer, int tag, PmixReader r) {
-    Status code = r.unpackStatus();
-    int range = r.unpackByteEnum(DataType.DATA_RANGE);
-    List<Info> info = Requests.infos(r, limits);
+  public void handleNotify(Peer peer, int tag, NotifyRequest q) {
+    Status code = q.code();
+    int range = q.range();
+    List<Info> info = q.info();
     notifyLocal(code, peer.proc(), range, info, peer);
     Replies.status(peer, tag, Status.SUCCESS);
     if (range != DataRange.LOCAL.code() && range != DataRange.PROC_LOCAL.code()) {
@@ -229,18 +218,6 @@ public final class EventRouter {
   }
 
   private static void sendNotify(Peer p, Status code, Proc source, int range, List<Info> info) {
-    Replies.send(
-        p,
-        Tags.NOTIFY,
-        w -> {
-          w.packByteEnum(DataType.COMMAND, Command.NOTIFY.code());
-          w.packStatus(code);
-          w.packProc(source);
-          w.packSize(info.size());
-          if (!info.isEmpty()) {
-            w.packInfos(info);
-          }
-          w.packByteEnum(DataType.DATA_RANGE, range);
-        });
+    Replies.send(p, Tags.NOTIFY, () -> new NotifyPush(code, source, info, OptionalInt.of(range)));
   }
 }

@@ -10,6 +10,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.GetNbReply;
 import io.pmix.server.internal.Replies;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
@@ -20,10 +21,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * How a {@link PendingGet} is answered, at once or after waiting: a GETNB reply (status, then
- * blobs of PROC and KVAL units in the requester's format; docs/commands.md §3.5) or the host's
- * direct-modex result (bare native KVAL units; docs/commands.md §7.2). Each request is answered
- * once. Progress thread only.
+ * How a {@link PendingGet} is answered, at once or after waiting: a {@link GetNbReply} (status,
+ * then blobs of PROC and KVAL units in the requester's format; docs/commands.md §3.5) or the
+ * host's direct-modex result (bare native KVAL units; docs/commands.md §7.2). Each request is
+ * answered once. Progress thread only.
  */
 final class GetAnswers {
   private final Registry registry;
@@ -61,12 +62,13 @@ final class GetAnswers {
     Replies.send(
         peer,
         c.tag(),
-        w -> {
-          w.packStatus(Status.SUCCESS);
+        () -> {
+          List<byte[]> blobs = new ArrayList<>(2);
           if (diffNs) {
-            w.pack(Value.of(blob(peer, Proc.wildcard(ns.name()), jobLevelOf(ns))));
+            blobs.add(blob(peer, Proc.wildcard(ns.name()), jobLevelOf(ns)));
           }
-          w.pack(Value.of(blob(peer, g.target, values)));
+          blobs.add(blob(peer, g.target, values));
+          return new GetNbReply(Status.SUCCESS, blobs);
         });
   }
 
@@ -93,10 +95,9 @@ final class GetAnswers {
     Replies.send(
         c.peer(),
         c.tag(),
-        w -> {
-          w.packStatus(Status.SUCCESS);
-          w.pack(Value.of(blob(c.peer(), Proc.wildcard(ns.name()), values)));
-        });
+        () ->
+            new GetNbReply(
+                Status.SUCCESS, List.of(blob(c.peer(), Proc.wildcard(ns.name()), values))));
   }
 
   /** Rank UNDEF: every rank's data in the scope natural for it. */
@@ -116,15 +117,7 @@ final class GetAnswers {
       return;
     }
     g.done = true;
-    Replies.send(
-        c.peer(),
-        c.tag(),
-        w -> {
-          w.packStatus(Status.SUCCESS);
-          for (byte[] b : blobs) {
-            w.pack(Value.of(b));
-          }
-        });
+    Replies.send(c.peer(), c.tag(), () -> new GetNbReply(Status.SUCCESS, blobs));
   }
 
   /** Answers with {@code status} (a GETNB's status reply, or the host's failed result). */

@@ -2,20 +2,16 @@ package io.pmix.server.internal.modex;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
-import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
-import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
-import io.pmix.common.codec.BufferType;
 import io.pmix.common.codec.CodecLimits;
-import io.pmix.common.codec.PmixReader;
-import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.CommitRequest;
+import io.pmix.common.internal.message.GetNbRequest;
 import io.pmix.server.HostModule;
 import io.pmix.server.internal.HostCalls;
 import io.pmix.server.internal.JobData;
@@ -25,9 +21,7 @@ import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.RankInfo;
 import io.pmix.server.internal.lifecycle.Registry;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
@@ -50,7 +44,6 @@ public final class Modex {
   static final int DEFAULT_LOCAL_GET_TIMEOUT_SECONDS = 2;
 
   private final Registry registry;
-  private final CodecLimits limits;
   private final String hostname;
   private final BooleanSupplier stopping;
   private final GetAnswers answers;
@@ -66,11 +59,12 @@ public final class Modex {
       Registry registry, HostModule host, HostCalls hostCalls, EventLoop loop, CodecLimits limits,
       String hostname, BooleanSupplier stopping) {
     this.registry = requireNonNull(registry, "registry");
-    this.limits = requireNonNull(limits, "limits");
     this.hostname = requireNonNull(hostname, "hostname");
     this.stopping = requireNonNull(stopping, "stopping");
     this.answers = new GetAnswers(registry, hostname);
-    this.pending = new PendingGets(registry, host, hostCalls, loop, limits, answers);
+    this.pending =
+        new PendingGets(
+            registry, host, hostCalls, loop, requireNonNull(limits, "limits"), answers);
   }
 
   /**
@@ -85,26 +79,11 @@ public final class Modex {
    * COMMIT: sections of (scope, buffer of KVALs). Everything but REMOTE-only data is readable on
    * this node; REMOTE and GLOBAL data goes to other nodes. The commit answers who waited.
    */
-  public void handleCommit(Peer peer, int tag, PmixReader r) {
-    List<Map.Entry<Scope, List<Value.KVal>>> sections = new ArrayList<>();
-    while (r.hasRemaining()) {
-      Scope scope = scopeOf(r.unpackByteEnum(DataType.SCOPE));
-      Value.Buffer blob = (Value.Buffer) r.unpackOne(DataType.BUFFER);
-      PmixReader inner =
-          new PmixReader(
-              Unpooled.wrappedBuffer(blob.bytes()),
-              WireFormat.of(BufferType.fromCode(blob.bufferType())),
-              limits);
-      List<Value.KVal> kvs = new ArrayList<>();
-      while (inner.hasRemaining()) {
-        kvs.add((Value.KVal) inner.unpackOne(DataType.KVAL));
-      }
-      sections.add(Map.entry(scope, kvs));
-    }
+  public void handleCommit(Peer peer, int tag, CommitRequest q) {
     ProcData d = peer.ns().data().procOrCreate(peer.info().rank());
-    for (Map.Entry<Scope, List<Value.KVal>> s : sections) {
-      Scope scope = s.getKey();
-      for (Value.KVal kv : s.getValue()) {
+    for (CommitRequest.Section s : q.sections()) {
+      Scope scope = scopeOf(s.scope());
+      for (Value.KVal kv : s.kvals()) {
         if (kv.key() == null) {
           continue;
         }
@@ -128,14 +107,11 @@ public final class Modex {
    * modex, unless its data came with a fence. {@code pmix.immediate} answers NOT_FOUND instead of
    * waiting; {@code pmix.get.refresh} goes to the host again.
    */
-  public void handleGet(Peer peer, int tag, PmixReader r) {
-    String nspace = r.unpackString();
-    int rank = r.unpackRank();
-    List<Info> info = Requests.infos(r, limits);
-    String key = r.hasRemaining() ? r.unpackString() : null;
-    if (nspace == null) {
-      throw new PmixException(Status.ERR_BAD_PARAM, "GETNB without a namespace");
-    }
+  public void handleGet(Peer peer, int tag, GetNbRequest q) {
+    String nspace = q.proc().nspace();
+    int rank = q.proc().rank();
+    List<Info> info = q.directives();
+    String key = q.key();
     boolean immediate = false;
     boolean refresh = false;
     long timeout = 0;
@@ -152,7 +128,7 @@ public final class Modex {
         scope = scopeOf((int) i.value().asLong());
       }
     }
-    Proc target = Proc.of(nspace, rank);
+    Proc target = q.proc();
     PendingGet g = new PendingGet(new PendingGet.ToClient(peer, tag), target, key, scope);
     Namespace ns = registry.namespace(nspace);
     boolean foreign = ns == null || !ns.hosted();
