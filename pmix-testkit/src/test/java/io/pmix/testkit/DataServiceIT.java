@@ -428,7 +428,7 @@ class DataServiceIT {
       assertEquals(Status.ERR_DUPLICATE_KEY, pb.status(), b::describe);
     } finally {
       ds.destroy();
-      if (!ds.waitFor(10, TimeUnit.SECONDS)) {
+      if (!ds.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)) {
         ds.destroyForcibly();
       }
     }
