@@ -29,7 +29,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * init-finalize-lifecycle.txt with real OpenPMIx 4.2.2 clients: cycling (one rank 200 times,
+ * docs/lifecycle.md with real OpenPMIx 4.2.2 clients: cycling (one rank 200 times,
  * eight ranks with no barrier but the fence), clones, a re-init racing the old socket's close,
  * finalize while others resolve the rank, cached events across a cycle, deregistration of a
  * client and of a namespace, and a stress run with kills. After each, {@link

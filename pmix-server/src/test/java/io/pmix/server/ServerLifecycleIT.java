@@ -357,7 +357,9 @@ class ServerLifecycleIT {
     assertEquals(List.of("-31337 evjob:0 3"), upcalls);
   }
 
-  /** One node's fence contribution holding one rank's data (native layout, commands.md 7.1). */
+  /**
+   * One node's fence contribution holding one rank's data (native layout, docs/commands.md §7.1).
+   */
   static byte[] nodeBlob(int rank, long glob) {
     ByteBuf rb = Unpooled.buffer();
     ByteBuf nb = Unpooled.buffer();

@@ -48,7 +48,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A scripted PMIx server for tool tests, built from pmix-common's wire classes: it accepts tool
  * handshakes (assigning {@code fake-tool-N}:0 when asked), answers every command a tool sends with
- * canned replies in the layouts of commands.md, and pushes an event (tag 0) after an event
+ * canned replies in the layouts of docs/commands.md, and pushes an event (tag 0) after an event
  * registration and forwarded output (tag 2) after an IOF pull. It records what it received, so
  * tests can check flags, identity blocks and pindex values.
  */

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The server core behind real pipelines on {@link EmbeddedChannel}s: handshake decisions, the REQ
- * reply against the worked example of commands.md section 9.1, commands, errors, waits and the
+ * reply against the worked example of docs/commands.md §9.1, commands, errors, waits and the
  * finalize lifecycle.
  */
 class ServerCoreTest {
@@ -70,7 +70,7 @@ class ServerCoreTest {
     fx.close();
   }
 
-  /** The "min" registration of commands.md section 9.1: two nodes, ranks 0 and 1 local. */
+  /** The "min" registration of docs/commands.md §9.1: two nodes, ranks 0 and 1 local. */
   private void registerTestjob() {
     List<Info> infos =
         List.of(
@@ -209,7 +209,7 @@ class ServerCoreTest {
         ServerSnapshot.Role.SINGLETON, core.snapshot().peers().get(0).role());
   }
 
-  // ---- REQ against commands.md 9.1 ----
+  // ---- REQ against docs/commands.md §9.1 ----
 
   @Test
   void reqReplyMatchesTheWorkedExampleByteForByte() throws Exception {
