@@ -421,7 +421,7 @@ final class Launch {
   }
 
   /**
-   * The variables with which Open MPI 4.1 recognizes a direct launch (reference-defects.md): a
+   * The variables with which Open MPI 4.1 recognizes a direct launch (docs/libpmix-facts.md): a
    * job id (this launcher's pid), step 0 and this node.
    */
   static Map<String, String> slurmEnv(String hostname) {

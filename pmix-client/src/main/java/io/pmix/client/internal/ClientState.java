@@ -46,7 +46,7 @@ import org.jspecify.annotations.Nullable;
  * requests, events, data store; {@link ConnectorSession}) and the client-only bookkeeping, the
  * values put since the last commit. The first {@code PMIx.init} builds one, the last {@code
  * PMIx.finalize} shuts it down and drops it, so nothing of a cycle can leak into the next
- * (init-finalize-lifecycle.txt section 6.2.8).
+ * (docs/lifecycle.md §6.2.8).
  *
  * <p>Threading: every mutable field is confined to the session's progress thread; public
  * operations hand their work to it and return a future, which completes on the callback thread.

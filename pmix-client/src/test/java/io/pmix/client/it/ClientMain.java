@@ -203,7 +203,7 @@ public final class ClientMain {
     long myRankInvalid = PMIx.get(Proc.of(nspace, Proc.RANK_INVALID), "pmix.rank").asLong();
     check(rank < jobSize, "rank < size");
     // Open MPI 4.1's mpirun reports the core count as universe size for an oversubscribed job
-    // (reference-defects.md); every other server we run under must keep size <= univ.
+    // (docs/libpmix-facts.md); every other server we run under must keep size <= univ.
     check(jobSize <= univ || System.getenv("OMPI_COMM_WORLD_SIZE") != null, "size <= univ");
     check(ns.equals(nspace), "nspace");
     check(myRank == rank && myRankInvalid == rank, "pmix.rank");
@@ -359,7 +359,7 @@ public final class ClientMain {
       PMIx.commit();
       PMIx.fence(Info.of("pmix.collect", true));
       var unused = peers(c);
-      // The 4.2.2 server drops a finalizing client from pending fences (reference-defects.md):
+      // The 4.2.2 server drops a finalizing client from pending fences (docs/libpmix-facts.md):
       // a second fence keeps fast ranks from finalizing while a slow one is still in the first.
       PMIx.fence();
       PMIx.finalize();
@@ -402,7 +402,7 @@ public final class ClientMain {
 
   /**
    * A barrier outside PMIx, through files in the job's session directory: 4.2.2 servers remove a
-   * finalizing client from pending fences (reference-defects.md), so ranks that cycle must not
+   * finalizing client from pending fences (docs/libpmix-facts.md), so ranks that cycle must not
    * fence while another one is finalizing.
    */
   private static void fileBarrier(String name) {
