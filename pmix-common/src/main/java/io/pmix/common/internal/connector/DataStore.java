@@ -25,8 +25,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A connector's local copy of everything it may be asked for (the "peer store"): the job data the
  * server sent at init (and with later replies, for other namespaces), the data of peers fetched by
- * earlier gets, and this process's own puts. It decides, as OpenPMIx 4.2.2's hash store does (commands.md sections
- * 6.1 and 6.3), whether a get can be answered here, must fail here, or needs the server.
+ * earlier gets, and this process's own puts. It decides, as OpenPMIx 4.2.2's hash store does
+ * (docs/commands.md §6.1 and §6.3), whether a get can be answered here, must fail here, or needs the server.
  *
  * <p>Not thread-safe: owned by one connector session and touched only on its progress thread.
  */
