@@ -12,6 +12,7 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.internal.gds.GdsModule;
 import io.pmix.common.internal.message.GetNbReply;
 import io.pmix.common.internal.message.GetNbRequest;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -42,6 +43,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Confined to the progress thread.
  */
 final class GetResolver implements SessionPart {
+  private static final System.Logger LOG = System.getLogger(GetResolver.class.getName());
+
   /** A get waiting for the server, and the gets of the same proc queued behind it. */
   private static final class GetQueue {
     final List<GetRequest> waiting = new ArrayList<>();
@@ -245,6 +248,15 @@ final class GetResolver implements SessionPart {
           public void onReply(PmixReader r) {
             GetNbReply reply = GetNbReply.decode(r);
             Status s = reply.status();
+            if (LOG.isLoggable(Level.DEBUG)) {
+              LOG.log(
+                  Level.DEBUG,
+                  "GETNB reply for {0} of {1}: {2}, blobs of {3} bytes",
+                  g.key(),
+                  g.proc(),
+                  s,
+                  reply.blobs().stream().map(b -> b.length).toList());
+            }
             for (byte[] blob : reply.blobs()) {
               // A dstore namespace's data found only in the store comes back as an empty blob
               // (libpmix's dstore modules assemble nothing): it is read from the store below.
