@@ -11,6 +11,7 @@ import io.pmix.testkit.demo.JavaDemoClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -81,6 +82,24 @@ class SrunIT {
   }
 
   /**
+   * A Java client cycling init/finalize 1,000 times in one task, each cycle on ds21: afterwards
+   * no extra thread or descriptor and no mapping of the store's segments remains (checked every
+   * hundred cycles too), and its one ds21 lock slot served every cycle (a C client would have
+   * fallen back to ds12 at its second init: libpmix never frees a slot, docs/gds.md section 5).
+   */
+  @Test
+  void aJavaClientCyclesAThousandTimesOnDs21(SingleNodeSlurm slurm) throws Exception {
+    List<String> cmd = new ArrayList<>(javaCommand().subList(0, 5));
+    cmd.addAll(List.of(CyclingClientMain.class.getName(), "1000", "ds21"));
+    Step s = srun(slurm, List.of("-n", "1"), cmd, Timing.seconds(600));
+    assertEquals(0, s.exit(), s.all());
+    String line =
+        s.lines().get(0).stream().filter(l -> l.startsWith("CYCLES ")).findFirst().orElse("");
+    assertTrue(line.startsWith("CYCLES OK n=1000 "), s.all());
+    System.out.println("SrunIT: " + line);
+  }
+
+  /**
    * A step of {@code n} ranks, Java on the even ranks and C on the odd ones ({@code javaEven}),
    * or the other way round; rank 0 is then Java, or C.
    */
@@ -146,6 +165,12 @@ class SrunIT {
 
   static Step srun(SingleNodeSlurm slurm, List<String> options, List<String> command)
       throws IOException, InterruptedException {
+    return srun(slurm, options, command, Timing.seconds(120));
+  }
+
+  static Step srun(
+      SingleNodeSlurm slurm, List<String> options, List<String> command, Duration timeout)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>(List.of("srun", "--mpi=pmix", "-l", "--kill-on-bad-exit=0"));
     cmd.addAll(options);
     cmd.addAll(command);
@@ -153,7 +178,7 @@ class SrunIT {
     try {
       Process p =
           slurm.command(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-      if (!p.waitFor(Timing.seconds(120).toSeconds(), TimeUnit.SECONDS)) {
+      if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
         p.destroyForcibly().waitFor();
         throw new AssertionError("srun did not end:\n" + Files.readString(out, UTF_8));
       }
