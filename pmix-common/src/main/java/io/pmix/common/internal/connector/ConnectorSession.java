@@ -354,7 +354,11 @@ public final class ConnectorSession {
   // ---------------------------------------------------------------------------------------------
   // Get (GetResolver)
 
-  /** Gets {@code key} of {@code proc}: from the local store when it can, else from the server. */
+  /**
+   * Gets {@code key} of {@code proc}: from the local store when it can, else from the server. On a
+   * shared-memory store a peer's key is read on the calling thread first (unless it is one of this
+   * session's threads); found, the future returned is complete already.
+   */
   public CompletableFuture<Value> get(Proc proc, String key, List<Info> directives) {
     return gets.get(proc, key, directives);
   }

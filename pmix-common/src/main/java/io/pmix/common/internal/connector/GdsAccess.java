@@ -3,7 +3,9 @@ package io.pmix.common.internal.connector;
 import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.Value;
 import io.pmix.common.internal.gds.GdsModule;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,13 +26,16 @@ import org.jspecify.annotations.Nullable;
  * stays the process's, as in libpmix, and the next cycle reuses it.
  *
  * <p>Threading: installed and asked on the progress thread; the module itself is used on the
- * reader thread only (and closed after it has ended).
+ * reader thread and, for the fast path of a get, on the application's calling thread (the module
+ * is thread-safe), and closed once the library's threads have ended (a caller reading then finds
+ * it closed and takes the ordinary path, which fails as finalized).
  */
 final class GdsAccess implements SessionPart {
   private final LibraryThreads threads;
 
+  // Volatile: the fast path of a get reads it on the caller's thread.
   @Bookkept("session.gdsModule")
-  private @Nullable GdsModule module;
+  private volatile @Nullable GdsModule module;
 
   @Bookkept("session.gdsReads")
   private int reads;
@@ -64,6 +69,26 @@ final class GdsAccess implements SessionPart {
   String name() {
     GdsModule m = module;
     return m == null ? "hash" : m.name();
+  }
+
+  /**
+   * The value of {@code key} for {@code proc} read on the calling thread, an application's (as
+   * libpmix's client reads its store in the caller of {@code PMIx_Get}): null when it is not
+   * there, no store is attached, the caller is one of the library's own threads (which must not
+   * wait for the server's lock), or the read fails (the caller then takes the ordinary path,
+   * which reports the failure).
+   */
+  @Nullable Value readOnCaller(Proc proc, String key) {
+    GdsModule m = module;
+    if (m == null || LibraryThreads.onLibraryThread(threads.role())) {
+      return null;
+    }
+    try {
+      return m.fetch(proc, key) instanceof GdsModule.Fetched.Found f ? f.value() : null;
+    } catch (RuntimeException e) {
+      // A closed store (the cycle is ending), a lock not granted: the ordinary path decides.
+      return null;
+    }
   }
 
   /**

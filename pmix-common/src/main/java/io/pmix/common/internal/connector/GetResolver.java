@@ -116,12 +116,53 @@ final class GetResolver implements SessionPart {
         done::accept);
   }
 
-  /** Gets {@code key} of {@code proc}: from the local store when it can, else from the server. */
+  /**
+   * Gets {@code key} of {@code proc}: from the local store when it can, else from the server. A
+   * peer's modex key in a shared-memory store is read on the calling thread first, as libpmix's
+   * client does ({@code _getfn_fastpath}): found, the future returned is complete already.
+   */
   CompletableFuture<Value> get(Proc proc, String key, List<Info> directives) {
     requireNonNull(proc, "proc");
     requireNonNull(key, "key");
     List<Info> ds = List.copyOf(directives);
+    if (gds.attached() && fastPath(proc, key, ds)) {
+      Value v = gds.readOnCaller(proc, key);
+      if (v != null) {
+        try {
+          return CompletableFuture.completedFuture(CompressedStrings.expand(v));
+        } catch (PmixException e) {
+          return CompletableFuture.failedFuture(e);
+        }
+      }
+    }
     return threads.call(f -> resolve(new GetRequest(proc, key, ds, f)));
+  }
+
+  /**
+   * Whether a get may read the store before the local one is asked: a peer's (another rank of
+   * our namespace) non-reserved key, without qualifiers. The local store holds such a key only
+   * from an earlier answer of the server, which the store has as well, and fresher; our own keys,
+   * job-level data and realms keep their order of lookup.
+   */
+  private boolean fastPath(Proc proc, String key, List<Info> directives) {
+    if (proc.isSpecialRank() || DataStore.isReserved(key) || connection.isStandalone()) {
+      return false;
+    }
+    Proc self;
+    try {
+      self = connection.me();
+    } catch (IllegalStateException e) {
+      return false;
+    }
+    if (!proc.nspace().equals(self.nspace()) || proc.rank() == self.rank()) {
+      return false;
+    }
+    for (Info i : directives) {
+      if ((i.flags() & Info.QUALIFIER) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -136,8 +136,36 @@ class GdsGetTest {
     store.put(PEER, "peer.key", Value.of("rewritten"));
     assertEquals("rewritten", get(PEER, "peer.key").asString());
     assertEquals(0, getRequests(), server.requests::toString);
+    // A peer's key is read on the calling thread, as libpmix's fast path does.
+    assertEquals(Thread.currentThread().getName(), store.readers.get(store.readers.size() - 1));
     assertTrue(
-        store.readers.stream().allMatch(n -> n.equals(ROLE.gdsThread())), store.readers::toString);
+        store.readers.stream()
+            .noneMatch(n -> n.equals(ROLE.progressThread()) || n.equals(ROLE.callbackThread())),
+        store.readers::toString);
+  }
+
+  @Test
+  void aGetFromALibraryThreadReadsOnTheReaderThread() throws Exception {
+    open();
+    // Asked on the progress thread: the store is not read there (a read may wait for the
+    // server's lock), but on the reader thread.
+    CompletableFuture<Value> nested = new CompletableFuture<>();
+    session.execute(
+        () -> {
+          var unused =
+              session
+                  .get(PEER, "peer.key", List.of())
+                  .whenComplete(
+                      (v, e) -> {
+                        if (e != null) {
+                          nested.completeExceptionally(e);
+                        } else {
+                          nested.complete(v);
+                        }
+                      });
+        });
+    assertEquals("from-the-store", nested.get(10, TimeUnit.SECONDS).asString());
+    assertEquals(ROLE.gdsThread(), store.readers.get(store.readers.size() - 1));
   }
 
   @Test
@@ -199,21 +227,27 @@ class GdsGetTest {
   @Test
   void aReadWaitingForTheLockDoesNotStopTheProgressThread() throws Exception {
     open();
+    // Written after init: only in the store, so it is read there (on the reader thread).
+    store.put(WILD, "wild.key", Value.of("job-level, not in the REQ reply"));
     CountDownLatch release = store.holdReads();
-    CompletableFuture<Value> waiting = session.get(PEER, "peer.key", List.of());
+    // A job-level key the local store lacks: read on the reader thread, which now waits.
+    CompletableFuture<Value> waiting = session.get(WILD, "wild.key", List.of());
     store.awaitReading();
     // Meanwhile the progress thread answers what the local store has.
     assertEquals(2, get(WILD, "pmix.job.size").asInt());
     assertFalse(waiting.isDone());
     release.countDown();
-    assertEquals("from-the-store", waiting.get(10, TimeUnit.SECONDS).asString());
+    assertEquals(
+        "job-level, not in the REQ reply", waiting.get(10, TimeUnit.SECONDS).asString());
   }
 
   @Test
   void theCyclesEndFailsAReadStillWaitingAndClosesTheStore() throws Exception {
     open();
+    // Written after init: only in the store, so it is read there (on the reader thread).
+    store.put(WILD, "wild.key", Value.of("job-level, not in the REQ reply"));
     CountDownLatch release = store.holdReads();
-    CompletableFuture<Value> waiting = session.get(PEER, "peer.key", List.of());
+    CompletableFuture<Value> waiting = session.get(WILD, "wild.key", List.of());
     store.awaitReading();
     shutDown = true;
     Thread closer = new Thread(session::shutdown);
