@@ -2,6 +2,7 @@ package io.pmix.testkit.slurm;
 
 import io.pmix.client.PMIx;
 import io.pmix.client.internal.ClientHolder;
+import io.pmix.client.internal.ClientState;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.Scope;
@@ -17,8 +18,9 @@ import java.util.List;
  * size from the store, a put, commit and collecting fence, its own key, finalize. After a few
  * warm-up cycles it takes the process's threads, descriptors and the store's mappings ({@code
  * pmix_dstor_} in {@code /proc/self/maps}) as the baseline; every hundred cycles and at the end
- * nothing may exceed it, and no library thread may be alive between cycles. Every cycle must read
- * through {@code args[1]} (ds21) and, while it runs, have the store mapped.
+ * nothing may exceed it, and no library thread may be alive between cycles; at the end every
+ * cycle's state and everything it owned (its store reader included) must be unreachable. Every
+ * cycle must read through {@code args[1]} (ds21) and, while it runs, have the store mapped.
  *
  * <p>Prints {@code CYCLES OK n=<cycles> ms=<elapsed> ...} and exits 0, or {@code CYCLES FAIL
  * <why>} and exits 1.
@@ -34,14 +36,15 @@ public final class CyclingClientMain {
     String gds = args[1];
     try {
       for (int i = 0; i < WARMUP; i++) {
-        var unused = cycle(i, gds);
+        var unused = cycle(i, gds, null);
       }
       ProcessResources.Snapshot baseline = ProcessResources.snapshot();
       List<String> maps = ProcessResources.mappings(SEGMENTS);
+      ProcessResources.Reachability refs = new ProcessResources.Reachability();
       int live = 0;
       long t0 = System.nanoTime();
       for (int i = 1; i <= cycles; i++) {
-        live = Math.max(live, cycle(i, gds));
+        live = Math.max(live, cycle(i, gds, refs));
         if (i % 100 == 0) {
           ProcessResources.assertNoFdsBeyond(baseline.fds());
           ProcessResources.assertNoMappingsBeyond(maps, SEGMENTS);
@@ -52,6 +55,7 @@ public final class CyclingClientMain {
       ProcessResources.assertNoThreadsBeyond(baseline.threads());
       ProcessResources.assertNoFdsBeyond(baseline.fds());
       ProcessResources.assertNoMappingsBeyond(maps, SEGMENTS);
+      refs.assertAllCleared();
       System.out.println(
           "CYCLES OK n=" + cycles + " ms=" + ms + " gds=" + gds + " maps.live=" + live
               + " maps.between=" + maps.size() + " fds=" + baseline.fds().size()
@@ -65,9 +69,15 @@ public final class CyclingClientMain {
   }
 
   /** One cycle; returns how many store mappings it had while initialized. */
-  private static int cycle(int i, String gds) {
+  private static int cycle(int i, String gds, ProcessResources.Reachability refs) {
     Proc me = PMIx.init();
-    String chosen = ClientHolder.require().gdsModule();
+    ClientState state = ClientHolder.require();
+    if (refs != null) {
+      refs.track("cycle " + i + " state", state);
+      state.resources().forEach((k, v) -> refs.track("cycle " + i + " " + k, v));
+      check(state.resources().containsKey("gdsModule"), "no store reader among the resources");
+    }
+    String chosen = state.gdsModule();
     check(chosen.equals(gds), "cycle " + i + " reads through " + chosen + ", not " + gds);
     int size = PMIx.get(Proc.wildcard(me.nspace()), "pmix.job.size").asInt();
     check(size >= 1, "job size " + size);
