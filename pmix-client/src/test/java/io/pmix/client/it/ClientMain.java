@@ -136,6 +136,8 @@ public final class ClientMain {
         return "";
       case "cpeers":
         return cpeers();
+      case "cpeers-early":
+        return cpeersEarly();
       case "fence-procs":
         {
           List<Proc> all = new ArrayList<>();
@@ -181,7 +183,8 @@ public final class ClientMain {
     for (String s : com.google.common.base.Splitter.on(',').split(lpeers)) {
       localPeers.add(Integer.parseInt(s.trim()));
     }
-    return "nspace=" + nspace + " rank=" + rank + " size=" + size;
+    return "nspace=" + nspace + " rank=" + rank + " size=" + size + " gds="
+        + ClientHolder.require().gdsModule();
   }
 
   private static String jobKeys() {
@@ -266,6 +269,30 @@ public final class ClientMain {
         Scope scope = (Scope) k[1];
         if (scope == Scope.GLOBAL || (local ? scope == Scope.LOCAL : scope == Scope.REMOTE)) {
           Value v = PMIx.get(Proc.of(nspace, r), (String) k[0], Info.of("pmix.timeout", Value.of(10)));
+          check(v.equals(k[2]), k[0] + " of rank " + r + ": " + v + " != " + k[2]);
+          n++;
+        }
+      }
+    }
+    return "gets=" + n;
+  }
+
+  /**
+   * Every other rank's in-scope keys of {@link #cKeys}, got before those ranks have committed
+   * them: each get waits at the server for the rank's commit.
+   */
+  private static String cpeersEarly() {
+    int n = 0;
+    for (int r = 0; r < size; r++) {
+      if (r == rank) {
+        continue;
+      }
+      boolean local = localPeers.contains(r);
+      for (Object[] k : cKeys(r)) {
+        Scope scope = (Scope) k[1];
+        if (scope == Scope.GLOBAL || (local ? scope == Scope.LOCAL : scope == Scope.REMOTE)) {
+          Value v =
+              PMIx.get(Proc.of(nspace, r), (String) k[0], Info.of("pmix.timeout", Value.of(20)));
           check(v.equals(k[2]), k[0] + " of rank " + r + ": " + v + " != " + k[2]);
           n++;
         }

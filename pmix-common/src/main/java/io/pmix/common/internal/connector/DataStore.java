@@ -176,6 +176,41 @@ public final class DataStore {
     }
   }
 
+  /**
+   * Reads job-level records of {@code nspace} as a shared-memory store holds them (rank
+   * WILDCARD, in stored order): the same keys as a job-data stream, so the same rules apply
+   * ({@code pmix.pdata} arrays become rank data, info arrays realms, the rest job-level values).
+   */
+  public void ingestJobRecords(String nspace, List<Info> records) {
+    Namespace ns = namespaces.computeIfAbsent(nspace, k -> new Namespace());
+    for (Info i : records) {
+      ingest(ns, new Value.KVal(i.key(), i.value()));
+    }
+  }
+
+  /**
+   * Whether rank-level job data of {@code proc} (a rank) is here: from the job data, or from
+   * {@link #ingestRankData}, even if that found none.
+   */
+  public boolean hasRankData(Proc proc) {
+    Namespace ns = namespaces.get(proc.nspace());
+    return ns != null && ns.ranks.containsKey(proc.rank());
+  }
+
+  /**
+   * Keeps the reserved keys of {@code records}, what a shared-memory store holds for the rank
+   * {@code proc}, as its rank-level job data; its other keys are modex data, read afresh from the
+   * store at each get. Afterwards {@link #hasRankData} is true for {@code proc}.
+   */
+  public void ingestRankData(Proc proc, List<Info> records) {
+    Map<String, Value> m = namespace(proc.nspace()).rank(proc.rank());
+    for (Info i : records) {
+      if (isReserved(i.key())) {
+        m.putIfAbsent(i.key(), i.value());
+      }
+    }
+  }
+
   /** Makes sure a namespace exists (a singleton's, which no server describes). */
   Namespace namespace(String nspace) {
     return namespaces.computeIfAbsent(nspace, k -> new Namespace());
