@@ -21,6 +21,9 @@
  *   get-dmodex    the first PMIx_Get of a peer's freshly committed key after
  *                 a fence without data: one round trip to the server, per
  *                 round
+ *   get-first     the first PMIx_Get of a peer's freshly committed key after
+ *                 a collecting fence (local with a shared-memory gds, a round
+ *                 trip with hash), per round (as many rounds as --dmodex)
  *   fence         PMIx_Fence of the job without data, per batch
  *   fence-collect PMIx_Fence with PMIX_COLLECT_DATA, 1 KiB committed by
  *                 each rank, per batch
@@ -151,6 +154,18 @@ int main(int argc, char **argv)
         t = now_ns(CLOCK_MONOTONIC);
         get_once(&peer, key);
         line("get-dmodex", now_ns(CLOCK_MONOTONIC) - t);
+    }
+
+    /* first get of a fresh peer key after a collecting fence: local on ds21/ds12,
+     * a round trip to the server on hash */
+    for (int r = 0; r < dmodex; r++) {
+        char key[64];
+        snprintf(key, sizeof(key), "bench.ff.%d", r);
+        put_commit(key, "a value of a peer, 32 bytes long");
+        check(PMIx_Fence(NULL, 0, &collect, 1), "fence");
+        t = now_ns(CLOCK_MONOTONIC);
+        get_once(&peer, key);
+        line("get-first", now_ns(CLOCK_MONOTONIC) - t);
     }
 
     /* fences: without data, then collecting 1 KiB per rank */

@@ -39,7 +39,7 @@
  * bytes, larger than any of those structs; the library indexes the array with its own sizeof, so
  * the slots only need to be big enough, never exact.
  *
- * What 4.2.2 cannot round-trip (shared/protocol/codec.md section 7); the peer does not refuse
+ * What 4.2.2 cannot round-trip (docs/codec.md §7); the peer does not refuse
  * these, it reports what the library does, and the Java tests know what to expect:
  *   - PMIX_DATA_TYPE, and the type field of PMIX_REGATTR: packed as an unsigned varint, unpacked as
  *     a signed one, so only 0 survives (3 comes back as 65534).

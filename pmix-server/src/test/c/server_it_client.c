@@ -20,7 +20,7 @@
  *              every rank (ranks 2 and 3 come from the host's fence data or direct modex) and
  *              test.loc of the local ranks
  *
- * Lifecycle modes (init-finalize-lifecycle.txt). A "sync=<name>" line means the program waits
+ * Lifecycle modes (docs/lifecycle.md). A "sync=<name>" line means the program waits
  * for a line on stdin (or EOF) before going on, so the test can look at the server meanwhile.
  *   clone-parent-first, clone-child-first, clone-dies
  *              after init, fork and exec this program as "clone-child": a clone using the same

@@ -31,7 +31,7 @@
  *                         pmix.hname, pmix.nodeid (+ optional pmix.grank,
  *                         pmix.apprank)
  *                       rank INVALID  : pmix.rank (4.2.2 answers NOT_FOUND
- *                         for the own rank, see reference-defects.md)
+ *                         for the own rank, see docs/libpmix-facts.md)
  *                     Required keys must exist with the standard type;
  *                     optional ones are reported as NOT-FOUND when missing.
  *                     Consistency checks: rank < job size <= univ size,

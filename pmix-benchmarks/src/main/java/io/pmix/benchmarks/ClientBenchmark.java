@@ -101,6 +101,19 @@ public final class ClientBenchmark {
       check(v.asString().equals(text));
     }
 
+    // First get of a fresh peer key after a collecting fence: local for a client reading a
+    // shared-memory store (ds21/ds12), a round trip to the server for one on hash.
+    for (int r = 0; r < dmodex; r++) {
+      String key = "bench.ff." + r;
+      PMIx.put(Scope.GLOBAL, key, Value.of(text));
+      PMIx.commit();
+      PMIx.fence(collect);
+      t = System.nanoTime();
+      Value v = PMIx.get(peer, key);
+      line("get-first", System.nanoTime() - t);
+      check(v.asString().equals(text));
+    }
+
     // Fences: without data, then collecting 1 KiB per rank.
     PMIx.fence();
     batches("fence", fences, PMIx::fence);

@@ -170,7 +170,9 @@ public final class PMIx {
    * The value of {@code key} for {@code proc}. Job information ({@code proc} with rank {@link
    * Proc#RANK_WILDCARD}, or any rank for per-process keys such as {@code pmix.lrank}) and this
    * process's own puts are answered locally; a peer's committed data is fetched from the server
-   * once and then cached.
+   * once and then cached, or, under a server that keeps it in shared memory (the ds21 and ds12
+   * stores of OpenPMIx 4.x servers, which Slurm and Open MPI 4.1 use), read there, on the calling
+   * thread, as libpmix does.
    *
    * @param directives {@code pmix.optional} (only look locally), {@code pmix.immediate} (the server
    *     answers at once, without waiting for the peer's commit), {@code pmix.timeout} (int
@@ -182,7 +184,11 @@ public final class PMIx {
     return await(getAsync(proc, key, directives), "get");
   }
 
-  /** Non-blocking {@link #get}. */
+  /**
+   * Non-blocking {@link #get}. A peer's key found in a shared-memory store is read on the calling
+   * thread (a read may wait briefly for the server's write lock) and the future returned is then
+   * already complete.
+   */
   public static CompletableFuture<Value> getAsync(Proc proc, String key, Info... directives) {
     return state().get(proc, key, List.of(directives));
   }

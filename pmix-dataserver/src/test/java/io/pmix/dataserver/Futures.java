@@ -1,5 +1,6 @@
 package io.pmix.dataserver;
 
+import io.pmix.common.testing.TestTiming;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -8,8 +9,8 @@ import java.util.function.BooleanSupplier;
 
 /** Waiting for stages in tests, with one scale factor for slow machines. */
 final class Futures {
-  /** Multiplies every test timeout: -Dpmix.test.timeScale=3 on a slow CI. */
-  static final double SCALE = Double.parseDouble(System.getProperty("pmix.test.timeScale", "1"));
+  /** Multiplies every test timeout: -Dpmix.test.timeScale=3 on a slow CI ({@link TestTiming}). */
+  static final double SCALE = TestTiming.factor();
 
   private Futures() {}
 

@@ -16,7 +16,9 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
+import io.pmix.common.testing.TestTiming;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,7 +41,7 @@ import org.junit.jupiter.api.Test;
  * and processes the server does not host.
  */
 class DmodexRequestIT {
-  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Duration WAIT = TestTiming.seconds(60);
   private static Path client;
 
   private PMIxServer server;
@@ -121,15 +123,30 @@ class DmodexRequestIT {
   }
 
   private static byte[] get(CompletionStage<byte[]> stage) throws Exception {
-    return stage.toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS);
+    return stage.toCompletableFuture().get(WAIT.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   private static Status failure(CompletionStage<byte[]> stage) throws Exception {
     ExecutionException e =
         assertThrows(
             ExecutionException.class,
-            () -> stage.toCompletableFuture().get(WAIT.toSeconds(), TimeUnit.SECONDS));
+            () -> stage.toCompletableFuture().get(WAIT.toNanos(), TimeUnit.NANOSECONDS));
     return assertInstanceOf(PmixException.class, e.getCause()).status();
+  }
+
+  /**
+   * Waits until the server holds the host's request for {@code nspace:rank} parked (its snapshot
+   * names the process in a DMODEX_REQUEST reference): the request has reached the point where it
+   * waits, so a future still not done afterwards proves it waits rather than that it is slow.
+   */
+  private void awaitParked(String nspace, int rank) {
+    Await.until(
+        server::snapshot,
+        s -> s.references().stream()
+            .anyMatch(r -> r.kind() == ServerSnapshot.ReferenceKind.DMODEX_REQUEST
+                && r.nspace().equals(nspace) && r.rank() == rank),
+        WAIT,
+        s -> "no parked request for " + nspace + ":" + rank + " in " + s.references());
   }
 
   /** The REMOTE scope: the remote and global puts, not the local one. */
@@ -154,7 +171,7 @@ class DmodexRequestIT {
     // Rank 0 has not committed: its request waits (and the server's shutdown later ends it).
     CompletableFuture<byte[]> early =
         server.dmodexRequest(Proc.of("dmx1", 0), List.of()).toCompletableFuture();
-    Thread.sleep(300);
+    awaitParked("dmx1", 0);
     assertFalse(early.isDone());
     p0.release();
     assertRankData(0, kvals(get(early)));
@@ -168,13 +185,8 @@ class DmodexRequestIT {
     Launched p = launchReady("dmx2", 0);
     CompletableFuture<byte[]> f =
         server.dmodexRequest(Proc.of("dmx2", 0), timeout(30)).toCompletableFuture();
-    Thread.sleep(500);
+    awaitParked("dmx2", 0);
     assertFalse(f.isDone(), "answered before the commit");
-    assertTrue(
-        server.snapshot().references().stream()
-            .anyMatch(r -> r.kind() == ServerSnapshot.ReferenceKind.DMODEX_REQUEST
-                && r.nspace().equals("dmx2") && r.rank() == 0),
-        () -> server.snapshot().references().toString());
     p.release();
     assertRankData(0, kvals(get(f)));
     finish(p);
@@ -203,7 +215,7 @@ class DmodexRequestIT {
     Launched p = launchReady("dmx4", 0);
     CompletableFuture<byte[]> f =
         server.dmodexRequest(Proc.of("dmx4", 0), List.of()).toCompletableFuture();
-    Thread.sleep(200);
+    awaitParked("dmx4", 0);
     assertFalse(f.isDone());
     p.process.destroyForcibly();
     p.process.waitFor();
@@ -217,7 +229,7 @@ class DmodexRequestIT {
     Launched p = launchReady("dmx5", 0);
     CompletableFuture<byte[]> f =
         server.dmodexRequest(Proc.of("dmx5", 0), List.of()).toCompletableFuture();
-    Thread.sleep(200);
+    awaitParked("dmx5", 0);
     assertFalse(f.isDone());
     assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterClient(Proc.of("dmx5", 0)));
     assertEquals(Status.ERR_NOT_FOUND, failure(f));
@@ -245,7 +257,7 @@ class DmodexRequestIT {
   void aRequestThatOutrunsTheRegistrationIsAnsweredAfterTheCommit() throws Exception {
     CompletableFuture<byte[]> f =
         server.dmodexRequest(Proc.of("dmx7", 0), timeout(60)).toCompletableFuture();
-    Thread.sleep(200);
+    awaitParked("dmx7", 0);
     assertFalse(f.isDone());
     register("dmx7", 1, 1);
     Launched p = launchReady("dmx7", 0);
@@ -264,7 +276,8 @@ class DmodexRequestIT {
     register("dmx8", 1, 1);
     CompletableFuture<byte[]> waiting =
         server.dmodexRequest(Proc.of("dmx8", 0), List.of()).toCompletableFuture();
-    Thread.sleep(100);
+    awaitParked("dmx8", 0);
+    assertFalse(waiting.isDone());
     server.close();
     assertEquals(Status.ERR_LOST_CONNECTION, failure(waiting));
     assertEquals(

@@ -9,7 +9,9 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
+import io.pmix.common.testing.TestTiming;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,14 +29,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * init-finalize-lifecycle.txt with real OpenPMIx 4.2.2 clients: cycling (one rank 200 times,
+ * docs/lifecycle.md with real OpenPMIx 4.2.2 clients: cycling (one rank 200 times,
  * eight ranks with no barrier but the fence), clones, a re-init racing the old socket's close,
  * finalize while others resolve the rank, cached events across a cycle, deregistration of a
  * client and of a namespace, and a stress run with kills. After each, {@link
  * LifecycleInvariants} checks the server's snapshot.
  */
 class LifecycleIT {
-  private static final Duration WAIT = Duration.ofSeconds(90);
+  private static final Duration WAIT = TestTiming.seconds(90);
   private static Path client;
   private static Path check;
 
@@ -143,27 +145,20 @@ class LifecycleIT {
     assertEquals(expected, p.await(WAIT), () -> describe(p));
   }
 
-  private ServerSnapshot awaitSnapshot(Predicate<ServerSnapshot> ok) throws InterruptedException {
-    long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    ServerSnapshot s = server.snapshot();
-    while (!ok.test(s) && System.nanoTime() < end) {
-      Thread.sleep(10);
-      s = server.snapshot();
-    }
-    ServerSnapshot last = s;
-    assertTrue(ok.test(s), () -> "snapshot never matched: " + last.toJson() + " " + last.references());
-    return s;
+  private ServerSnapshot awaitSnapshot(Predicate<ServerSnapshot> ok) {
+    return Await.until(
+        server::snapshot, ok, Duration.ofSeconds(20), s -> s.toJson() + " " + s.references());
   }
 
   /** Every peer closed (all test processes gone and their closes processed). */
-  private ServerSnapshot awaitQuiet() throws InterruptedException {
+  private ServerSnapshot awaitQuiet() {
     return awaitSnapshot(
         s -> s.peers().stream()
             .allMatch(p -> p.state() == ServerSnapshot.PeerState.TOMBSTONE
                 || p.state() == ServerSnapshot.PeerState.LOST));
   }
 
-  private void checkQuiescent(String... deregistered) throws InterruptedException {
+  private void checkQuiescent(String... deregistered) {
     ServerSnapshot s = awaitQuiet();
     LifecycleInvariants.check(
         s,
@@ -488,7 +483,7 @@ class LifecycleIT {
       List<Integer> exits = new ArrayList<>();
       for (Launched p : ranks) {
         // Nobody may hang.
-        int rc = p.await(Duration.ofSeconds(30));
+        int rc = p.await(TestTiming.seconds(30));
         int round0 = round;
         assertTrue(
             rc != -1,
@@ -528,12 +523,7 @@ class LifecycleIT {
     awaitCondition(() -> host.latchCalls().getOrDefault(ns, 0) == 1);
   }
 
-  private static void awaitCondition(java.util.function.BooleanSupplier ok)
-      throws InterruptedException {
-    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!ok.getAsBoolean() && System.nanoTime() < end) {
-      Thread.sleep(10);
-    }
-    assertTrue(ok.getAsBoolean());
+  private static void awaitCondition(java.util.function.BooleanSupplier ok) {
+    Await.condition("the host's record", ok, Duration.ofSeconds(10));
   }
 }

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The invariants of init-finalize-lifecycle.txt section 6.2.10, checked on one {@link
+ * The invariants of docs/lifecycle.md §6.2.10, checked on one {@link
  * ServerSnapshot}: the one checker every lifecycle test uses. {@link #check} collects every
  * violation and fails with all of them.
  *

@@ -9,7 +9,9 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.BufferType;
+import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
+import io.pmix.common.testing.TestTiming;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /** Real OpenPMIx 4.2.2 C clients, compiled at test time, under a Java {@link PMIxServer}. */
 class ServerClientIT {
-  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Duration WAIT = TestTiming.seconds(60);
   private static Path client;
 
   private PMIxServer server;
@@ -117,8 +119,14 @@ class ServerClientIT {
       p.cleanup();
     }
     // Finalized and gone: every peer is a tombstone, counted as finalized, no live process.
-    ServerSnapshot s = awaitSnapshot(snap -> snap.peers().stream()
-        .allMatch(pv -> pv.state() == ServerSnapshot.PeerState.TOMBSTONE) && snap.peers().size() == n);
+    ServerSnapshot s =
+        Await.until(
+            server::snapshot,
+            snap -> snap.peers().stream()
+                    .allMatch(pv -> pv.state() == ServerSnapshot.PeerState.TOMBSTONE)
+                && snap.peers().size() == n,
+            Duration.ofSeconds(10),
+            ServerSnapshot::toJson);
     LifecycleInvariants.check(s, LifecycleInvariants.expect().quiescent());
     ServerSnapshot.NamespaceView ns = s.namespace(nspace).orElseThrow();
     assertEquals(n, ns.nfinalized());
@@ -127,17 +135,5 @@ class ServerClientIT {
       assertEquals(0, rv.procCount());
       assertTrue(rv.peerIndex() >= 0);
     }
-  }
-
-  private ServerSnapshot awaitSnapshot(java.util.function.Predicate<ServerSnapshot> ok)
-      throws InterruptedException {
-    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    ServerSnapshot s = server.snapshot();
-    while (!ok.test(s) && System.nanoTime() < end) {
-      Thread.sleep(20);
-      s = server.snapshot();
-    }
-    assertTrue(ok.test(s), () -> "snapshot never matched: " + server.snapshot());
-    return s;
   }
 }

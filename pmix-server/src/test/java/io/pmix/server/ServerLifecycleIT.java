@@ -14,7 +14,9 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
+import io.pmix.common.testing.TestTiming;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -38,7 +40,7 @@ import org.junit.jupiter.api.Test;
  * handshakes next to good clients, and a job spread over two nodes (host fence and direct modex).
  */
 class ServerLifecycleIT {
-  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Duration WAIT = TestTiming.seconds(60);
   private static Path client;
   private PMIxServer server;
 
@@ -196,7 +198,7 @@ class ServerLifecycleIT {
   }
 
   private static void assertClosedByServer(Socket s) throws Exception {
-    s.setSoTimeout(5000);
+    s.setSoTimeout((int) TestTiming.seconds(5).toMillis());
     // The finally closes the socket and with it the stream.
     try (InputStream in = s.getInputStream()) {
       int b;
@@ -355,7 +357,9 @@ class ServerLifecycleIT {
     assertEquals(List.of("-31337 evjob:0 3"), upcalls);
   }
 
-  /** One node's fence contribution holding one rank's data (native layout, commands.md 7.1). */
+  /**
+   * One node's fence contribution holding one rank's data (native layout, docs/commands.md §7.1).
+   */
   static byte[] nodeBlob(int rank, long glob) {
     ByteBuf rb = Unpooled.buffer();
     ByteBuf nb = Unpooled.buffer();
@@ -385,28 +389,23 @@ class ServerLifecycleIT {
     }
   }
 
-  private ServerSnapshot awaitTombstonesOrLost(int n) throws InterruptedException {
-    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    ServerSnapshot s = server.snapshot();
-    while (System.nanoTime() < end
-        && !(s.peers().size() == n
-            && s.peers().stream().allMatch(p -> p.state() == ServerSnapshot.PeerState.TOMBSTONE
-                || p.state() == ServerSnapshot.PeerState.LOST))) {
-      Thread.sleep(20);
-      s = server.snapshot();
-    }
-    return s;
+  /** Waits until the server holds {@code n} peers, every one closed (a tombstone, or lost). */
+  private ServerSnapshot awaitTombstonesOrLost(int n) {
+    return awaitClosed(n, true);
   }
 
-  private ServerSnapshot awaitTombstones(int n) throws InterruptedException {
-    long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    ServerSnapshot s = server.snapshot();
-    while (System.nanoTime() < end
-        && !(s.peers().size() == n
-            && s.peers().stream().allMatch(p -> p.state() == ServerSnapshot.PeerState.TOMBSTONE))) {
-      Thread.sleep(20);
-      s = server.snapshot();
-    }
-    return s;
+  /** Waits until the server holds {@code n} peers, every one a tombstone. */
+  private ServerSnapshot awaitTombstones(int n) {
+    return awaitClosed(n, false);
+  }
+
+  private ServerSnapshot awaitClosed(int n, boolean lostToo) {
+    return Await.until(
+        server::snapshot,
+        s -> s.peers().size() == n
+            && s.peers().stream().allMatch(p -> p.state() == ServerSnapshot.PeerState.TOMBSTONE
+                || (lostToo && p.state() == ServerSnapshot.PeerState.LOST)),
+        Duration.ofSeconds(10),
+        ServerSnapshot::toJson);
   }
 }

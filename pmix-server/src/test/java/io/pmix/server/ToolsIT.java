@@ -13,7 +13,9 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
+import io.pmix.common.testing.TestTiming;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * knowledge, and cycled 200 times without the server keeping anything of them.
  */
 class ToolsIT {
-  private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Duration WAIT = TestTiming.seconds(60);
   private static final String NSPACE = "tooljob";
   private static final String SERVER_NSPACE = "itsrv";
   private static final int NPROCS = 3;
@@ -153,10 +155,10 @@ class ToolsIT {
                     .filter(v -> v.state() == ServerSnapshot.PeerState.ACTIVE)
                     .count()
                 == NPROCS);
-    long end = System.nanoTime() + WAIT.toNanos();
-    while (!host.store.containsKey("svc." + NSPACE) && System.nanoTime() < end) {
-      Thread.sleep(20);
-    }
+    Await.condition(
+        "rank 0's publication reached the host",
+        () -> host.store.containsKey("svc." + NSPACE),
+        Duration.ofSeconds(60));
   }
 
   @AfterEach
@@ -164,7 +166,7 @@ class ToolsIT {
     List<Path> files = server.rendezvousFiles();
     for (Process p : clients) {
       p.destroyForcibly();
-      p.waitFor(10, TimeUnit.SECONDS);
+      p.waitFor(TestTiming.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
     }
     server.close();
     assertTrue(server.isTerminated());
@@ -198,25 +200,17 @@ class ToolsIT {
                 return e.toString();
               }
             });
-    if (!p.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)) {
+    if (!p.waitFor(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
       p.destroyForcibly();
       p.waitFor();
       throw new AssertionError(String.join(" ", command) + " hung:\n" + out.getNow(""));
     }
-    return new Run(p.exitValue(), out.get(10, TimeUnit.SECONDS));
+    return new Run(p.exitValue(), Await.get(out, Duration.ofSeconds(10)));
   }
 
   @CanIgnoreReturnValue
-  private ServerSnapshot awaitSnapshot(Predicate<ServerSnapshot> ok) throws InterruptedException {
-    long end = System.nanoTime() + WAIT.toNanos();
-    ServerSnapshot s = server.snapshot();
-    while (!ok.test(s) && System.nanoTime() < end) {
-      Thread.sleep(20);
-      s = server.snapshot();
-    }
-    ServerSnapshot last = s;
-    assertTrue(ok.test(s), () -> "snapshot never matched: " + last.toJson());
-    return s;
+  private ServerSnapshot awaitSnapshot(Predicate<ServerSnapshot> ok) {
+    return Await.until(server::snapshot, ok, Duration.ofSeconds(60), ServerSnapshot::toJson);
   }
 
   private String pid() {

@@ -14,8 +14,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The job information a launcher registers for one job of {@code n} processes, all on this node,
- * of one or more applications: what an OpenPMIx 4.2.2 client expects to find (commands.md section 6, and the
- * registration of the C reference server {@code pmix_host_server.c}).
+ * of one or more applications: what an OpenPMIx 4.2.2 client expects to find (docs/commands.md §6,
+ * and the registration of the C reference server {@code pmix_host_server.c}).
  *
  * <ul>
  *   <li>job: {@code pmix.univ.size}, {@code pmix.job.size}, {@code pmix.max.size}, {@code

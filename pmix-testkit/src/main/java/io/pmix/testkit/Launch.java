@@ -51,15 +51,52 @@ final class Launch {
    * @param tag whether forwarded lines are tagged {@code [nspace,rank]<stdout>: }
    * @param stdinToRank0 whether rank 0 reads this process's stdin (as under mpirun); otherwise
    *     every rank's stdin is empty
+   * @param files where each rank's output is also written to files, or null
    */
   record Output(
       boolean capture,
       @Nullable OutputStream stdout,
       @Nullable OutputStream stderr,
       boolean tag,
-      boolean stdinToRank0) {
+      boolean stdinToRank0,
+      @Nullable FileOutput files) {
+    Output(
+        boolean capture,
+        @Nullable OutputStream stdout,
+        @Nullable OutputStream stderr,
+        boolean tag,
+        boolean stdinToRank0) {
+      this(capture, stdout, stderr, tag, stdinToRank0, null);
+    }
+
     static Output captureOnly() {
-      return new Output(true, null, null, false, false);
+      return new Output(true, null, null, false, false, null);
+    }
+
+    /**
+     * Open MPI 4.1's {@code --output-filename}: each rank's stdout and stderr written, untagged,
+     * to {@code dir/rank.N/stdout} and {@code dir/rank.N/stderr}, N the rank zero-padded as
+     * Open MPI pads it (one digit more for every power of ten in the job size: rank.0 to rank.9
+     * for up to 9 processes, rank.00 to rank.10 for 10 or 11). Open MPI's {@code dir} includes
+     * the job's number ({@code DIR/1}) unless asked not to; the caller decides.
+     *
+     * @param dir the job's directory (created with the rank directories)
+     * @param copy whether the output also goes where {@link Output} says (Open MPI's default;
+     *     {@code nocopy} turns it off)
+     */
+    record FileOutput(Path dir, boolean copy) {
+      FileOutput {
+        requireNonNull(dir, "dir");
+      }
+
+      /** {@code rank.N}, padded as Open MPI pads it for a job of {@code n} processes. */
+      static String rankDir(int rank, int n) {
+        int digits = 1;
+        for (int np = n / 10; np > 0; np /= 10) {
+          digits++;
+        }
+        return String.format(java.util.Locale.ROOT, "rank.%0" + digits + "d", rank);
+      }
     }
   }
 
@@ -96,6 +133,8 @@ final class Launch {
    * @param nspace the job's namespace
    * @param apps the applications, in app-number order (a launcher's own job has one)
    * @param slurmEnv whether to export SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST
+   * @param env the launch environment: variables added to every process's environment after the
+   *     server's and the Slurm ones, before its app's (pmixrun's {@code -x} exports)
    * @param timeout the time the job may take, or null
    * @param output where output goes
    * @param jobInfo infos registered with the job in addition to the single-node job data (a
@@ -106,6 +145,7 @@ final class Launch {
       String nspace,
       List<App> apps,
       boolean slurmEnv,
+      Map<String, String> env,
       @Nullable Duration timeout,
       Output output,
       List<Info> jobInfo,
@@ -113,6 +153,7 @@ final class Launch {
     Spec {
       requireNonNull(nspace, "nspace");
       apps = List.copyOf(apps);
+      env = Map.copyOf(env);
       jobInfo = List.copyOf(jobInfo);
       if (apps.isEmpty()) {
         throw new IllegalArgumentException("no app");
@@ -138,6 +179,7 @@ final class Launch {
           nspace,
           List.of(new App(nprocs, argv, env, directory, null)),
           slurmEnv,
+          Map.of(),
           timeout,
           output,
           jobInfo,
@@ -163,7 +205,9 @@ final class Launch {
    * consecutively across the apps, app 0's first; the whole job limited to {@code timeout} (null:
    * none). Its job data names the process that spawned it ({@code pmix.parent}) and says it was
    * spawned ({@code pmix.spawned}), as PRRTE's does, and each app's command line ({@code
-   * pmix.app.argv}).
+   * pmix.app.argv}). It gets the launch environment of the launcher's first job ({@code
+   * slurmEnv} and {@code env}), as mpirun's spawned jobs do: without it Open MPI 4.1 starts each
+   * spawned process as a singleton of a job of its own, whose MPI_Init then fails.
    *
    * @throws IllegalArgumentException if there is no app or an app has no command
    */
@@ -171,6 +215,8 @@ final class Launch {
       String nspace,
       Proc parent,
       List<io.pmix.common.Value.App> apps,
+      boolean slurmEnv,
+      Map<String, String> env,
       Output output,
       @Nullable Duration timeout) {
     if (apps.isEmpty()) {
@@ -183,7 +229,8 @@ final class Launch {
     return new Spec(
         nspace,
         l,
-        false,
+        slurmEnv,
+        env,
         timeout,
         output,
         List.of(
@@ -235,9 +282,37 @@ final class Launch {
     }
   }
 
+  /**
+   * How a process ended.
+   *
+   * @param nspace its job's namespace
+   * @param rank its rank
+   * @param pid its pid
+   * @param code its exit status (128+signal when killed by a signal)
+   * @param killedByLauncher whether the launcher had signalled it (abort, timeout, stop)
+   * @param connected whether it had connected to the server as a PMIx client
+   * @param finalized whether it had called PMIx_Finalize
+   */
+  record Exit(
+      String nspace,
+      int rank,
+      long pid,
+      int code,
+      boolean killedByLauncher,
+      boolean connected,
+      boolean finalized) {
+    /**
+     * Whether it ended as mpirun 4.1 counts a failure that ends every job: a non-zero status the
+     * launcher did not cause, or PMIx_Init without PMIx_Finalize.
+     */
+    boolean abnormal() {
+      return !killedByLauncher && (code != 0 || (connected && !finalized));
+    }
+  }
+
   /** What the launcher tells as it goes ({@code pmixrun} prints it). Called on the job thread. */
   interface Reporter {
-    default void exited(int rank, long pid, int code, boolean killedByLauncher) {}
+    default void exited(Exit exit) {}
 
     default void aborted(JobResult.Abort abort, List<Integer> killing) {}
 
@@ -270,6 +345,9 @@ final class Launch {
 
   @GuardedBy("this")
   private boolean registered;
+
+  /** Whether the node had more processes than processors when the job started. */
+  private volatile boolean oversubscribed;
 
   private Launch(PMIxServer server, SingleNodeHost host, Spec spec, Reporter reporter) {
     this.server = server;
@@ -320,10 +398,13 @@ final class Launch {
       wdirs.add(wdir);
       appData.add(new JobInfo.App(a.nprocs(), wdir, a.registeredArgv()));
     }
-    host.addJob(nspace, ids[0], ids[1], this::onAbort); // refuses a namespace in use
+    host.addJob(nspace, n, ids[0], ids[1], this::onAbort); // refuses a namespace in use
     synchronized (this) {
       registered = true;
     }
+    // As mpirun's: more processes on the node than it has processors (this job's and those of
+    // the jobs already running) tells Open MPI to yield when idle rather than busy-poll.
+    oversubscribed = host.processes() > slots();
     try {
       List<Info> jobInfo =
           new ArrayList<>(
@@ -334,6 +415,10 @@ final class Launch {
                   server.options().tmpdir(),
                   server.options().serverNspace(),
                   server.options().serverRank()));
+      if (oversubscribed) {
+        // What Open MPI 5 reads (its presence means oversubscribed), as PRRTE registers it.
+        jobInfo.add(Info.of(Keys.NODE_OVERSUBSCRIBED, io.pmix.common.Value.of(true)));
+      }
       jobInfo.addAll(spec.jobInfo());
       Status st = server.registerNspace(nspace, n, jobInfo);
       if (!ok(st)) {
@@ -385,32 +470,48 @@ final class Launch {
     if (spec.slurmEnv()) {
       env.putAll(slurmEnv(host.hostname()));
     }
+    // mpirun 4.1 sets it for every process (1 or 0); a value the user gave is kept.
+    env.putIfAbsent(OVERSUBSCRIBE_VAR, oversubscribed ? "1" : "0");
+    env.putAll(spec.env());
     env.putAll(app.env());
     if (r == 0 && spec.output().stdinToRank0()) {
       pb.redirectInput(ProcessBuilder.Redirect.INHERIT);
     }
+    Output o = spec.output();
+    OutputStream fileOut = null;
+    OutputStream fileErr = null;
+    if (o.files() != null) {
+      Path dir = o.files().dir().resolve(Output.FileOutput.rankDir(r, n));
+      Files.createDirectories(dir);
+      fileOut = Files.newOutputStream(dir.resolve("stdout"));
+      fileErr = Files.newOutputStream(dir.resolve("stderr"));
+    }
+    boolean forward = o.files() == null || o.files().copy();
     Process p;
     try {
       p = pb.start();
     } catch (IOException e) {
+      closeQuietly(fileOut);
+      closeQuietly(fileErr);
       throw new IOException("cannot start " + app.argv().get(0) + ": " + e.getMessage(), e);
     }
     procs[r] = p;
-    Output o = spec.output();
     String tag = "[" + spec.nspace() + "," + r + "]";
     outPumps[r] =
         new OutputPump(
             p.getInputStream(),
-            o.stdout(),
+            forward ? o.stdout() : null,
             o.tag() ? tag + "<stdout>: " : null,
             o.capture(),
+            fileOut,
             "pmix-testkit-out-" + spec.nspace() + "-" + r);
     errPumps[r] =
         new OutputPump(
             p.getErrorStream(),
-            o.stderr(),
+            forward ? o.stderr() : null,
             o.tag() ? tag + "<stderr>: " : null,
             o.capture(),
+            fileErr,
             "pmix-testkit-err-" + spec.nspace() + "-" + r);
     outPumps[r].start();
     errPumps[r].start();
@@ -420,8 +521,35 @@ final class Launch {
         p.onExit().thenAccept(x -> events.add(new Exited(rank, x.exitValue())));
   }
 
+  private static void closeQuietly(@Nullable OutputStream s) {
+    if (s != null) {
+      try {
+        s.close();
+      } catch (IOException e) {
+        // Nothing was written to it.
+      }
+    }
+  }
+
+  /** Open MPI's MCA parameter that its runtime sets when the node is oversubscribed. */
+  static final String OVERSUBSCRIBE_VAR = "OMPI_MCA_mpi_oversubscribe";
+
   /**
-   * The variables with which Open MPI 4.1 recognizes a direct launch (reference-defects.md): a
+   * The node's slots, as mpirun counts them when not told: the processors this JVM may run on
+   * ({@link Runtime#availableProcessors()}, which honours the affinity mask and a cgroup CPU
+   * limit; mpirun counts cores, which is the same on a machine without hyperthreads).
+   */
+  static int slots() {
+    return Runtime.getRuntime().availableProcessors();
+  }
+
+  /** Whether the node had more processes than {@link #slots()} when the job started. */
+  boolean oversubscribed() {
+    return oversubscribed;
+  }
+
+  /**
+   * The variables with which Open MPI 4.1 recognizes a direct launch (docs/libpmix-facts.md): a
    * job id (this launcher's pid), step 0 and this node.
    */
   static Map<String, String> slurmEnv(String hostname) {
@@ -559,7 +687,16 @@ final class Launch {
             codes[x.rank()] = x.code();
             order.add(x.rank());
             alive--;
-            reporter.exited(x.rank(), procs[x.rank()].pid(), x.code(), killed[x.rank()]);
+            Proc who = Proc.of(spec.nspace(), x.rank());
+            reporter.exited(
+                new Exit(
+                    spec.nspace(),
+                    x.rank(),
+                    procs[x.rank()].pid(),
+                    x.code(),
+                    killed[x.rank()],
+                    host.connected(who),
+                    host.finalized(who)));
           }
         } else if (e instanceof Aborted a) {
           if (abort == null && !timedOut && stopReason == null) {

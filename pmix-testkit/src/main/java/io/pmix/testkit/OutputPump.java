@@ -25,6 +25,7 @@ final class OutputPump {
   private final @Nullable OutputStream target;
   private final byte @Nullable [] tag;
   private final boolean capture;
+  private final @Nullable OutputStream file;
   private final Thread thread;
 
   @GuardedBy("this")
@@ -49,10 +50,25 @@ final class OutputPump {
       @Nullable String tag,
       boolean capture,
       String name) {
+    this(in, target, tag, capture, null, name);
+  }
+
+  /**
+   * As above, also writing every byte, untagged, to {@code file} (this pump's alone; closed at
+   * the stream's end), as Open MPI's {@code --output-filename} does.
+   */
+  OutputPump(
+      InputStream in,
+      @Nullable OutputStream target,
+      @Nullable String tag,
+      boolean capture,
+      @Nullable OutputStream file,
+      String name) {
     this.in = in;
     this.target = target;
     this.tag = tag == null ? null : tag.getBytes(UTF_8);
     this.capture = capture;
+    this.file = file;
     this.thread = new Thread(this::run, name);
     this.thread.setDaemon(true);
   }
@@ -63,10 +79,14 @@ final class OutputPump {
 
   private void run() {
     byte[] buf = new byte[8192];
+    boolean fileOk = file != null;
     try (InputStream s = in) {
       for (int n; (n = s.read(buf)) >= 0; ) {
         if (capture) {
           keep(buf, n);
+        }
+        if (fileOk) {
+          fileOk = toFile(buf, n);
         }
         if (target != null) {
           forward(buf, n);
@@ -75,9 +95,31 @@ final class OutputPump {
     } catch (IOException e) {
       // The child is gone and its pipe with it: what arrived has been handled.
     }
+    if (file != null) {
+      try {
+        file.close();
+      } catch (IOException e) {
+        // A full disk, say: the file has what could be written.
+      }
+    }
     if (target != null && tag != null && line.size() > 0) {
       line.write('\n');
       emitLine();
+    }
+  }
+
+  /** Writes to the file; false (stop writing) if it fails, as a full disk would. */
+  private boolean toFile(byte[] buf, int n) {
+    OutputStream f = file;
+    if (f == null) {
+      return false;
+    }
+    try {
+      f.write(buf, 0, n);
+      f.flush();
+      return true;
+    } catch (IOException e) {
+      return false;
     }
   }
 

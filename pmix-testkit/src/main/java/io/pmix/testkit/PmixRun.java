@@ -25,6 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 // The one way for a JVM launcher to act on SIGINT/SIGTERM/SIGHUP itself (kill the job, report,
@@ -80,13 +81,27 @@ public final class PmixRun {
       System.out.print(PmixRunOptions.USAGE);
       return 0;
     }
+    if (o.version()) {
+      System.out.print(versionText());
+      return 0;
+    }
+    for (String w : o.warnings()) {
+      err.println("pmixrun: warning: " + w);
+    }
     boolean slurm;
     if (o.slurmEnv() != null) {
       slurm = o.slurmEnv();
     } else {
-      slurm = linkedAgainstMpi(o.command().get(0));
+      String mpi = null;
+      for (PmixRunOptions.AppLine a : o.apps()) {
+        if (linkedAgainstMpi(a.command().get(0))) {
+          mpi = a.command().get(0);
+          break;
+        }
+      }
+      slurm = mpi != null;
       if (slurm) {
-        err.println("pmixrun: " + o.command().get(0) + " is linked against libmpi: exporting"
+        err.println("pmixrun: " + mpi + " is linked against libmpi: exporting"
             + " SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST so that Open MPI treats its ranks as"
             + " direct-launched (--no-slurm-env turns this off)");
       }
@@ -130,16 +145,15 @@ public final class PmixRun {
     SingleNodeHost host = null;
     PMIxServer server = null;
     try {
-      ServerOptions options =
-          ServerOptions.builder()
-              .serverNspace("pmixrun-" + pid)
-              .tmpdir(tmpdir)
-              .systemTmpdir(tmpdir)
-              .toolSupport(o.toolSupport())
-              .build();
+      ServerOptions.Builder ob =
+          ServerOptions.builder().tmpdir(tmpdir).systemTmpdir(tmpdir).toolSupport(o.toolSupport());
+      // PRRTE's form (prterun-<host>-<pid>@<job>, the DVM @0): unique on the node, and not
+      // "pmix...", which libpmix reserves for its keys while clients build keys from it.
+      String prefix = namespacePrefix(ob.build().hostname(), pid);
+      ServerOptions options = ob.serverNspace(prefix + "@0").build();
       DataService data =
           o.dataserver() != null
-              ? DataServerClient.builder(o.dataserver()).name("pmixrun-" + pid).build()
+              ? DataServerClient.builder(o.dataserver()).name(prefix).build()
               : LocalDataService.create(DataStoreOptions.fromEnvironment(System.getenv()));
       host = new SingleNodeHost(options.hostname(), data);
       try {
@@ -152,30 +166,62 @@ public final class PmixRun {
       // write, as println does, so pmixrun's messages never land inside a child's line.
       OutputStream out = System.out;
       OutputStream errOut = System.err;
-      String nspace = "pmixrun-" + pid + "@1";
+      String nspace = prefix + "@1";
       AtomicInteger jobSeq = new AtomicInteger(1);
       PMIxServer srv = server;
       SingleNodeHost h = host;
-      Messages reporter = new Messages(err, o.timeout());
-      Launch.Output spawnedOutput = new Launch.Output(false, out, errOut, o.tagOutput(), false);
+      Messages reporter = new Messages(err, o.timeout(), null);
+      // A spawned process that fails ends every job, as mpirun's does: its parent would
+      // otherwise wait for it (in MPI_Comm_spawn's connect) until --timeout, or forever.
+      AtomicReference<Launch.@Nullable Exit> spawnFailure = new AtomicReference<>();
+      Consumer<Launch.Exit> endAll =
+          e -> {
+            if (!spawnFailure.compareAndSet(null, e)) {
+              return;
+            }
+            String how =
+                e.code() != 0
+                    ? "exited with status " + JobResult.describeExit(e.code())
+                    : "exited after PMIx_Init without PMIx_Finalize";
+            err.println("pmixrun: rank " + e.rank() + " of spawned job " + e.nspace() + " (pid "
+                + e.pid() + ") " + how + ": ending every job, as mpirun does");
+            stopAll(current.get(), spawned, spawnFailure.get());
+          };
+      Messages spawnedReporter = new Messages(err, o.timeout(), endAll);
+      Map<String, String> exports = o.exports();
+      boolean slurmEnv = slurm;
       host.spawner(
           (requester, apps, jobInfo) -> {
-            String ns = "pmixrun-" + pid + "@" + jobSeq.incrementAndGet();
-            Launch.Spec child = Launch.spawnSpec(ns, requester, apps, spawnedOutput, o.timeout());
-            Launch c = Launch.start(srv, h, child, reporter);
+            int seq = jobSeq.incrementAndGet();
+            String ns = prefix + "@" + seq;
+            Launch.Spec child =
+                Launch.spawnSpec(
+                    ns,
+                    requester,
+                    apps,
+                    slurmEnv,
+                    exports,
+                    new Launch.Output(false, out, errOut, o.tagOutput(), false, files(o, seq)),
+                    o.timeout());
+            Launch c = Launch.start(srv, h, child, spawnedReporter);
             spawned.add(c);
+            if (spawnFailure.get() != null) {
+              stopAll(null, List.of(c), spawnFailure.get()); // failed while we listed it
+            }
             return ns;
           });
+      List<Launch.App> apps = new ArrayList<>();
+      for (PmixRunOptions.AppLine a : o.apps()) {
+        apps.add(new Launch.App(a.nprocs(), a.command(), a.env(), null, null));
+      }
       Launch.Spec spec =
           new Launch.Spec(
               nspace,
-              o.nprocs(),
-              o.command(),
-              Map.of(),
-              null,
+              apps,
               slurm,
+              Map.of(),
               o.timeout(),
-              new Launch.Output(false, out, errOut, o.tagOutput(), true),
+              new Launch.Output(false, out, errOut, o.tagOutput(), true, files(o, 1)),
               List.of(),
               null);
       Launch launch;
@@ -189,6 +235,9 @@ public final class PmixRun {
         return 1;
       }
       current.set(launch);
+      if (spawnFailure.get() != null) {
+        stopAll(launch, List.of(), spawnFailure.get());
+      }
       String[] early = pendingSignal.get();
       if (early != null) {
         launch.stop("received SIG" + early[0], 128 + Integer.parseInt(early[1]));
@@ -237,6 +286,57 @@ public final class PmixRun {
     }
   }
 
+  /** {@code jrun-<host>-<pid>}: the launcher's jobs are this {@code @1}, {@code @2}, .... */
+  static String namespacePrefix(String hostname, long pid) {
+    return "jrun-" + hostname + "-" + pid;
+  }
+
+  /** Where the job numbered {@code job} writes its output files, if anywhere. */
+  private static Launch.Output.@Nullable FileOutput files(PmixRunOptions o, int job) {
+    PmixRunOptions.OutputFiles f = o.outputFiles();
+    return f == null ? null : new Launch.Output.FileOutput(f.jobDir(job), f.copy());
+  }
+
+  /** Stops {@code main} (if any) and every job of {@code others}, for a failed spawned process. */
+  private static void stopAll(
+      @Nullable Launch main, List<Launch> others, Launch.@Nullable Exit failure) {
+    if (failure == null) {
+      return;
+    }
+    int status = (failure.code() & 0xff) != 0 ? failure.code() : 1;
+    String reason = "rank " + failure.rank() + " of spawned job " + failure.nspace() + " failed";
+    if (main != null) {
+      main.stop(reason, status);
+    }
+    for (Launch c : others) {
+      c.stop(reason, status);
+    }
+  }
+
+  /** What {@code --version} prints. */
+  static String versionText() {
+    return "pmixrun (pmix-java) " + version() + "\n"
+        + "PMIx server and launcher speaking the wire protocol of OpenPMIx 4.2.2 (PMIx v4)\n";
+  }
+
+  /** This build's version, from the jar's Maven metadata, or "unknown" outside a jar. */
+  static String version() {
+    try (InputStream in =
+        PmixRun.class.getResourceAsStream("/META-INF/maven/io.pmix/pmix-testkit/pom.properties")) {
+      if (in != null) {
+        java.util.Properties p = new java.util.Properties();
+        p.load(in);
+        String v = p.getProperty("version");
+        if (v != null) {
+          return v;
+        }
+      }
+    } catch (IOException e) {
+      // As if absent.
+    }
+    return "unknown (not run from a built jar)";
+  }
+
   private static void summarize(PrintStream err, JobResult r, PmixRunOptions o) {
     int status = r.status();
     if (r.abort().isPresent()) {
@@ -264,17 +364,24 @@ public final class PmixRun {
   private static final class Messages implements Launch.Reporter {
     private final PrintStream err;
     private final @Nullable Duration timeout;
+    private final @Nullable Consumer<Launch.Exit> onFailure;
 
-    Messages(PrintStream err, @Nullable Duration timeout) {
+    /** {@code onFailure}: told of each process that ends abnormally ({@link Launch.Exit}). */
+    Messages(
+        PrintStream err, @Nullable Duration timeout, @Nullable Consumer<Launch.Exit> onFailure) {
       this.err = err;
       this.timeout = timeout;
+      this.onFailure = onFailure;
     }
 
     @Override
-    public void exited(int rank, long pid, int code, boolean killedByLauncher) {
-      if (code != 0 && !killedByLauncher) {
-        err.println("pmixrun: rank " + rank + " (pid " + pid + ") exited with status "
-            + JobResult.describeExit(code));
+    public void exited(Launch.Exit e) {
+      if (e.code() != 0 && !e.killedByLauncher()) {
+        err.println("pmixrun: rank " + e.rank() + (onFailure != null ? " of " + e.nspace() : "")
+            + " (pid " + e.pid() + ") exited with status " + JobResult.describeExit(e.code()));
+      }
+      if (onFailure != null && e.abnormal()) {
+        onFailure.accept(e);
       }
     }
 

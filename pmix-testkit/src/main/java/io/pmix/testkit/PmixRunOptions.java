@@ -3,14 +3,20 @@ package io.pmix.testkit;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The command line of {@code pmixrun}, parsed. Options come first; the command starts after
- * {@code --} or at the first argument that is not an option.
+ * The command line of {@code pmixrun}, parsed. As under mpirun, {@code :} separates the apps of
+ * one job (MPMD): each app is {@code [options] [--] command [args...]}; {@code -n} and {@code -x}
+ * belong to the app they precede, every other option is the launcher's, wherever it appears.
+ * Options come first in each app; its command starts after {@code --} or at the first argument
+ * that is not an option, and runs to the next {@code :} or the end.
  *
- * @param nprocs the number of processes
+ * @param apps the apps, in app-number order (empty only with help or version)
  * @param timeout the job's time limit, or null
  * @param reportState where to write the state report, or null
  * @param tagOutput whether to tag output lines
@@ -18,32 +24,103 @@ import org.jspecify.annotations.Nullable;
  *     looking at the command
  * @param toolSupport whether tool connections were asked for
  * @param dataserver the remote data server's HOST:PORT, or null
+ * @param outputFiles where each rank's output is written to files, or null
  * @param help whether help was asked for (nothing else is then required)
- * @param command the command and its arguments
+ * @param version whether the version was asked for (nothing else is then required)
+ * @param warnings what the launcher should say about the command line before it runs
  */
 record PmixRunOptions(
-    int nprocs,
+    List<AppLine> apps,
     @Nullable Duration timeout,
     @Nullable Path reportState,
     boolean tagOutput,
     @Nullable Boolean slurmEnv,
     boolean toolSupport,
     @Nullable String dataserver,
+    @Nullable OutputFiles outputFiles,
     boolean help,
-    List<String> command) {
+    boolean version,
+    List<String> warnings) {
+
+  /**
+   * One app of the command line.
+   *
+   * @param nprocs its number of processes
+   * @param command its command and arguments
+   * @param env its {@code -x} exports, in the order given
+   */
+  record AppLine(int nprocs, List<String> command, Map<String, String> env) {
+    AppLine {
+      command = List.copyOf(command);
+      env = Collections.unmodifiableMap(new LinkedHashMap<>(env));
+    }
+  }
+
+  /**
+   * {@code --output-filename DIR[:nojobid,nocopy]} as Open MPI 4.1 reads it: the files go to
+   * {@code DIR/JOB/rank.N/stdout} and {@code stderr}, JOB the job's number (1, then 2, 3, ...
+   * for spawned jobs), or to {@code DIR/rank.N/...} with {@code nojobid}; with {@code nocopy}
+   * the output goes to the files only, not also to pmixrun's stdout and stderr.
+   *
+   * @param dir the directory, absolute
+   * @param jobIdDir whether a directory per job sits between DIR and the rank directories
+   * @param copy whether the output is also forwarded as without the option
+   */
+  record OutputFiles(Path dir, boolean jobIdDir, boolean copy) {
+    /** The directory of the job numbered {@code job}. */
+    Path jobDir(int job) {
+      return jobIdDir ? dir.resolve(Integer.toString(job)) : dir;
+    }
+  }
+
+  /** The number of processes over all apps. */
+  int nprocs() {
+    int n = 0;
+    for (AppLine a : apps) {
+      n += a.nprocs();
+    }
+    return n;
+  }
+
+  /** The first app's command (empty only with help or version). */
+  List<String> command() {
+    return apps.isEmpty() ? List.of() : apps.get(0).command();
+  }
+
+  /**
+   * Every {@code -x} export of every app, a later one of the same name winning: what mpirun
+   * gives the jobs that MPI_Comm_spawn starts.
+   */
+  Map<String, String> exports() {
+    Map<String, String> m = new LinkedHashMap<>();
+    for (AppLine a : apps) {
+      m.putAll(a.env());
+    }
+    return Collections.unmodifiableMap(m);
+  }
 
   static final String USAGE =
       """
-      usage: pmixrun -n N [options] [--] command [args...]
+      usage: pmixrun -n N [options] [--] command [args...] [: -n M [-x ...] command2 ...]
 
       Runs N copies of a command on this node under an embedded PMIx server (pmix-java,
       byte-compatible with OpenPMIx 4.2.2), like mpirun on one node: each copy is a PMIx
       client of one job (ranks 0..N-1) and gets the server's environment; the job's data
       (sizes, local peers and ranks, node and process maps, app number, job id) is
-      registered before any copy starts.
+      registered before any copy starts. The job's namespace is jrun-<host>-<pid>@1 (the
+      server's jrun-<host>-<pid>@0), as PRRTE's prterun-<host>-<pid>@1: never "pmix...",
+      which libpmix reserves for its own keys.
+
+      Several apps separated by ':' make one job (MPMD), as under mpirun: ranks numbered
+      consecutively across the apps, app 0's first; each rank is told its pmix.appnum and
+      pmix.apprank. -n and -x belong to the app they precede; the other options are the
+      launcher's wherever they appear.
 
       options:
-        -n, -np N               number of processes, 1 to 65535 (required)
+        -n, -np N               number of processes of the app, 1 to 65535 (required)
+        -x VAR[=value]          export VAR to the app's processes, with this value or with
+                                its value in pmixrun's environment; the jobs the processes
+                                spawn get every app's exports
         --timeout S             kill the job after S seconds (exit status 124)
         --report-state FILE     write the server's state as JSON: after every process
                                 has ended but before the job is deregistered
@@ -51,6 +128,12 @@ record PmixRunOptions(
                                 bin/pmix-state FILE prints it as tables
         --tag-output            prefix each output line with [jobid,rank]<stdout>: or
                                 [jobid,rank]<stderr>:
+        --output-filename DIR[:nojobid,nocopy]
+                                also write each rank's stdout and stderr to
+                                DIR/JOB/rank.R/stdout and DIR/JOB/rank.R/stderr, as
+                                Open MPI 4.1 names them (JOB 1 for this job, 2, 3, ...
+                                for spawned jobs; R zero-padded by the job's size);
+                                nojobid leaves out JOB, nocopy the terminal copy
         --slurm-env             export SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST to
                                 the processes. Open MPI 4.1 treats a process as
                                 direct-launched only inside a launch environment it
@@ -61,20 +144,34 @@ record PmixRunOptions(
         --no-slurm-env          never export them
         --tool-support          accept tool connections (pps, a debugger, PMIxTool): the
                                 server publishes itself in rendezvous files, found by
-                                pmixrun's pid or by its namespace pmixrun-<pid>
+                                pmixrun's pid or by its namespace jrun-<host>-<pid>@0
         --dataserver HOST:PORT  publish/lookup through a shared pmix-dataserver
                                 (bin/pmix-dataserver) instead of the embedded store
+        --oversubscribe, --allow-run-as-root
+                                accepted, for command lines written for mpirun: pmixrun
+                                never refuses more processes than processors, nor root
+        -V, --version           the version, and the PMIx version it speaks
         -h, --help              this text
+      Any other option is an error (exit status 2).
+
+      Launch environment: every process gets the server's PMIX_* variables, the Slurm
+      variables (above), OMPI_MCA_mpi_oversubscribe as mpirun sets it (1 when this node
+      runs more processes than it has processors, so that Open MPI yields when idle
+      instead of busy-polling; 0 otherwise; a value in pmixrun's environment or given
+      with -x is kept) and its app's -x exports. PMIX_MCA_<name> variables set the
+      embedded store's parameters (e.g. PMIX_MCA_prte_data_server_timeout) and pass on
+      to the processes; other inherited PMIX_* variables are removed from their
+      environment.
 
       Publish/lookup/unpublish are served by an embedded pmix-dataserver store (or the
       --dataserver); fences, connects and disconnects are completed by the server (every
       process is local). PMIx_Spawn from a process starts one job of all its apps on
       this node (ranks numbered across the apps, app 0's first, as PRRTE does; namespace
-      pmixrun-<pid>@2, @3, ...; --timeout applies to it from its start, its output is
-      forwarded too); pmixrun ends once the spawned jobs have ended too.
-      PMIX_MCA_<name> variables set the embedded store's parameters (e.g.
-      PMIX_MCA_prte_data_server_timeout) and pass on to the processes; other inherited
-      PMIX_* variables are removed from their environment.
+      jrun-<host>-<pid>@2, @3, ...; the same launch environment as the first job;
+      --timeout applies to it from its start, its output is forwarded too); pmixrun ends
+      once the spawned jobs have ended too. A process of a spawned job that fails (exits
+      with a non-zero status, or after PMIx_Init without PMIx_Finalize) ends every job,
+      as under mpirun, rather than leave its parent waiting.
 
       Output of the processes is forwarded to pmixrun's stdout and stderr; rank 0 reads
       pmixrun's stdin, the others an empty input. PMIx_Abort from any process kills the
@@ -84,9 +181,10 @@ record PmixRunOptions(
 
       exit status: 0 if every process exited 0; else the first non-zero exit status
       (128+signal for a process killed by a signal) in the order the processes ended;
-      the PMIx_Abort status (1 if it is 0 modulo 256) after an abort; 124 after
-      --timeout; 128+signal when pmixrun was stopped by a signal; 127 if the command
-      cannot be started; 2 for a bad command line; 1 if the server cannot start.
+      the PMIx_Abort status (1 if it is 0 modulo 256) after an abort; the failed spawned
+      process's status (1 if it is 0) after a spawned job failed; 124 after --timeout;
+      128+signal when pmixrun was stopped by a signal; 127 if the command cannot be
+      started; 2 for a bad command line; 1 if the server cannot start.
       """;
 
   /** A command-line mistake. */
@@ -99,64 +197,161 @@ record PmixRunOptions(
   }
 
   static PmixRunOptions parse(String... args) throws UsageException {
-    int n = -1;
+    return parse(System.getenv(), args);
+  }
+
+  /** Parses {@code args}, taking the values of {@code -x VAR} from {@code environment}. */
+  static PmixRunOptions parse(Map<String, String> environment, String... args)
+      throws UsageException {
     Duration timeout = null;
     Path report = null;
     boolean tag = false;
     Boolean slurm = null;
     boolean tools = false;
     String dataserver = null;
+    OutputFiles files = null;
     boolean help = false;
+    boolean version = false;
+    List<String> warnings = new ArrayList<>();
+    List<AppLine> apps = new ArrayList<>();
     int i = 0;
-    for (; i < args.length; i++) {
-      String a = args[i];
-      if (a.equals("--")) {
-        i++;
-        break;
-      }
-      if (!a.startsWith("-") || a.equals("-")) {
-        break;
-      }
-      switch (a) {
-        case "-n", "-np", "--np" -> n = positive(a, value(args, ++i, a), 65535);
-        case "--timeout" -> timeout = Duration.ofSeconds(positive(a, value(args, ++i, a), 1 << 30));
-        case "--report-state" -> report = Path.of(value(args, ++i, a));
-        case "--tag-output" -> tag = true;
-        case "--slurm-env" -> slurm = Boolean.TRUE;
-        case "--no-slurm-env" -> slurm = Boolean.FALSE;
-        case "--tool-support" -> tools = true;
-        case "--dataserver" -> {
-          dataserver = value(args, ++i, a);
-          int colon = dataserver.lastIndexOf(':');
-          if (colon <= 0 || colon == dataserver.length() - 1) {
-            throw new UsageException("--dataserver wants HOST:PORT, not " + dataserver);
-          }
-          int unused = positive(a, dataserver.substring(colon + 1), 65535);
+    while (i < args.length) {
+      int n = -1;
+      Map<String, String> env = new LinkedHashMap<>();
+      for (; i < args.length; i++) {
+        String a = args[i];
+        if (a.equals("--")) {
+          i++;
+          break;
         }
-        case "-h", "--help" -> help = true;
-        default -> {
-          if (a.startsWith("-n") && a.length() > 2 && Character.isDigit(a.charAt(2))) {
-            n = positive("-n", a.substring(2), 65535);
-          } else {
-            throw new UsageException("unknown option " + a);
+        if (a.equals(":") || !a.startsWith("-") || a.equals("-")) {
+          break;
+        }
+        switch (a) {
+          case "-n", "-np", "--np", "--n" -> n = positive(a, value(args, ++i, a), 65535);
+          case "-x", "--x" -> export(value(args, ++i, a), environment, env, warnings);
+          case "--timeout" ->
+              timeout = Duration.ofSeconds(positive(a, value(args, ++i, a), 1 << 30));
+          case "--report-state" -> report = Path.of(value(args, ++i, a));
+          case "--tag-output" -> tag = true;
+          case "--slurm-env" -> slurm = Boolean.TRUE;
+          case "--no-slurm-env" -> slurm = Boolean.FALSE;
+          case "--tool-support" -> tools = true;
+          case "--dataserver" -> {
+            dataserver = value(args, ++i, a);
+            int colon = dataserver.lastIndexOf(':');
+            if (colon <= 0 || colon == dataserver.length() - 1) {
+              throw new UsageException("--dataserver wants HOST:PORT, not " + dataserver);
+            }
+            int unused = positive(a, dataserver.substring(colon + 1), 65535);
+          }
+          case "--output-filename" -> files = outputFiles(value(args, ++i, a));
+          // mpirun refuses more processes than slots, or to run as root, unless told: pmixrun
+          // refuses neither, so a command line written for mpirun keeps working.
+          case "--oversubscribe", "--allow-run-as-root" -> {}
+          case "-V", "--version" -> version = true;
+          case "-h", "--help" -> help = true;
+          default -> {
+            if (a.startsWith("-n") && a.length() > 2 && Character.isDigit(a.charAt(2))) {
+              n = positive("-n", a.substring(2), 65535);
+            } else {
+              throw new UsageException(
+                  "unknown option " + a + " (pmixrun --help lists the options; a command that"
+                      + " starts with '-' goes after --)");
+            }
           }
         }
       }
-    }
-    List<String> command = new ArrayList<>();
-    for (; i < args.length; i++) {
-      command.add(args[i]);
-    }
-    if (!help) {
-      if (n < 0) {
-        throw new UsageException("-n N is required");
+      List<String> command = new ArrayList<>();
+      for (; i < args.length && !args[i].equals(":"); i++) {
+        command.add(args[i]);
       }
+      String which = "app " + apps.size();
       if (command.isEmpty()) {
-        throw new UsageException("no command given");
+        if (i < args.length || !apps.isEmpty()) {
+          throw new UsageException("no command given for " + which + " (before or after ':')");
+        }
+        if (!help && !version) {
+          if (n < 0) {
+            throw new UsageException("-n N is required");
+          }
+          throw new UsageException("no command given");
+        }
+        break; // --help or --version alone
+
       }
+      if (n < 0) {
+        throw new UsageException(
+            "-n N is required" + (apps.isEmpty() && i >= args.length ? "" : " for " + which
+                + " (" + command.get(0) + ")"));
+      }
+      apps.add(new AppLine(n, command, env));
+      if (i < args.length) {
+        i++; // the ':'
+        if (i >= args.length) {
+          throw new UsageException("nothing after the last ':'");
+        }
+      }
+    }
+    int total = 0;
+    for (AppLine a : apps) {
+      total += a.nprocs();
+    }
+    if (total > 65535) {
+      throw new UsageException("more than 65535 processes over all apps: " + total);
     }
     return new PmixRunOptions(
-        Math.max(n, 0), timeout, report, tag, slurm, tools, dataserver, help, List.copyOf(command));
+        List.copyOf(apps), timeout, report, tag, slurm, tools, dataserver, files, help, version,
+        List.copyOf(warnings));
+  }
+
+  /**
+   * {@code -x VAR=value} sets VAR; {@code -x VAR} exports VAR's value in pmixrun's environment
+   * (mpirun warns and exports nothing when it is not set; so does pmixrun).
+   */
+  private static void export(
+      String spec, Map<String, String> environment, Map<String, String> env, List<String> warnings)
+      throws UsageException {
+    int eq = spec.indexOf('=');
+    String name = eq < 0 ? spec : spec.substring(0, eq);
+    if (name.isEmpty()) {
+      throw new UsageException("-x wants VAR or VAR=value, not " + spec);
+    }
+    if (eq >= 0) {
+      env.put(name, spec.substring(eq + 1));
+      return;
+    }
+    String v = environment.get(name);
+    if (v == null) {
+      warnings.add("-x " + name + ": " + name + " is not set in pmixrun's environment;"
+          + " nothing exported");
+    } else {
+      env.put(name, v);
+    }
+  }
+
+  private static OutputFiles outputFiles(String v) throws UsageException {
+    String dir = v;
+    boolean jobId = true;
+    boolean copy = true;
+    int colon = v.indexOf(':');
+    if (colon >= 0) {
+      dir = v.substring(0, colon);
+      for (String d : v.substring(colon + 1).split(",", -1)) {
+        if (d.equalsIgnoreCase("nojobid")) {
+          jobId = false;
+        } else if (d.equalsIgnoreCase("nocopy")) {
+          copy = false;
+        } else {
+          throw new UsageException(
+              "--output-filename DIR[:nojobid,nocopy]: unknown directive '" + d + "'");
+        }
+      }
+    }
+    if (dir.isEmpty()) {
+      throw new UsageException("--output-filename needs a directory");
+    }
+    return new OutputFiles(Path.of(dir).toAbsolutePath().normalize(), jobId, copy);
   }
 
   private static String value(String[] args, int i, String option) throws UsageException {

@@ -20,6 +20,7 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * and {@link TestingPmixServer} give their {@link io.pmix.server.PMIxServer}.
  *
  * <ul>
- *   <li>Client connected and finalized: accepted at once.
+ *   <li>Client connected and finalized: accepted at once, and noted for the launcher (mpirun
+ *       counts a process that called PMIx_Init and exits without PMIx_Finalize as failed).
  *   <li>Fences: all participants are local, which the server completes itself; should one ever
  *       reach the host, this node's contribution is the whole answer and is handed back.
  *   <li>Connect, disconnect: likewise completed by the server when every participant is local;
@@ -96,7 +98,14 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     void aborted(Proc caller, Status status, @Nullable String message, List<Proc> targets);
   }
 
-  private record Job(int uid, int gid, JobListener listener) {}
+  /** One job: its size and ids, who to tell, and which of its ranks connected and finalized. */
+  private record Job(
+      int nprocs,
+      int uid,
+      int gid,
+      JobListener listener,
+      Set<Integer> connected,
+      Set<Integer> finalized) {}
 
   /** Starts the jobs clients spawn: what the launcher that owns this host plugs in. */
   interface Spawner {
@@ -155,10 +164,39 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     this.spawner = requireNonNull(s, "s");
   }
 
-  void addJob(String nspace, int uid, int gid, JobListener listener) {
-    if (jobs.putIfAbsent(requireNonNull(nspace, "nspace"), new Job(uid, gid, listener)) != null) {
+  void addJob(String nspace, int nprocs, int uid, int gid, JobListener listener) {
+    Job j =
+        new Job(
+            nprocs,
+            uid,
+            gid,
+            listener,
+            ConcurrentHashMap.newKeySet(),
+            ConcurrentHashMap.newKeySet());
+    if (jobs.putIfAbsent(requireNonNull(nspace, "nspace"), j) != null) {
       throw new IllegalStateException("a job " + nspace + " is already running");
     }
+  }
+
+  /** The processes of the jobs this host runs now (the node's load, as mpirun counts it). */
+  int processes() {
+    int n = 0;
+    for (Job j : jobs.values()) {
+      n += j.nprocs();
+    }
+    return n;
+  }
+
+  /** Whether {@code proc}, of a job of this host, has connected to the server. */
+  boolean connected(Proc proc) {
+    Job j = jobs.get(proc.nspace());
+    return j != null && j.connected().contains(proc.rank());
+  }
+
+  /** Whether {@code proc}, of a job of this host, has called PMIx_Finalize. */
+  boolean finalized(Proc proc) {
+    Job j = jobs.get(proc.nspace());
+    return j != null && j.finalized().contains(proc.rank());
   }
 
   /** The job ended: forgets it, and waits (briefly) until the store has dropped its data. */
@@ -189,11 +227,20 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> clientConnected(Proc proc, @Nullable Object hostObject) {
+    Job j = jobs.get(proc.nspace());
+    if (j != null) {
+      j.connected().add(proc.rank());
+      j.finalized().remove(proc.rank()); // a new init/finalize cycle
+    }
     return CompletableFuture.completedFuture(null);
   }
 
   @Override
   public CompletionStage<Void> clientFinalized(Proc proc, @Nullable Object hostObject) {
+    Job j = jobs.get(proc.nspace());
+    if (j != null) {
+      j.finalized().add(proc.rank());
+    }
     return CompletableFuture.completedFuture(null);
   }
 

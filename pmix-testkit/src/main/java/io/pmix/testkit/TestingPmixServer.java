@@ -89,7 +89,8 @@ public final class TestingPmixServer implements AutoCloseable {
     }
     ServerOptions.Builder ob =
         ServerOptions.builder()
-            .serverNspace("pmix-testkit-" + ProcessHandle.current().pid() + "-" + id)
+            // Not "pmix...": libpmix reserves keys starting so, and clients build keys from it.
+            .serverNspace("tk" + ProcessHandle.current().pid() + "-" + id)
             .tmpdir(tmpdir)
             .systemTmpdir(tmpdir);
     if (b.hostname != null) {
@@ -111,7 +112,8 @@ public final class TestingPmixServer implements AutoCloseable {
           String ns = prefix + jobSeq.incrementAndGet();
           Launch.Output out =
               echo ? new Launch.Output(true, stdout, stderr, true, false) : Launch.Output.captureOnly();
-          return start(Launch.spawnSpec(ns, requester, apps, out, null)).nspace();
+          return start(Launch.spawnSpec(ns, requester, apps, false, Map.of(), out, null))
+              .nspace();
         });
   }
 

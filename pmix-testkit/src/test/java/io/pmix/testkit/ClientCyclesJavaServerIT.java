@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * registered by hand. Afterwards the process (server included: its per-connection channels and
  * peers) holds what it held before the cycles: no extra thread or descriptor, every object of
  * every client cycle unreachable, no growth of the heap surviving a full collection; and the
- * server's accounting is honest (init-finalize-lifecycle.txt 6.2.10): one tombstone for the rank,
+ * server's accounting is honest (docs/lifecycle.md §6.2.10): one tombstone for the rank,
  * never one per cycle, and {@code nfinalized} no higher than {@code nlocalprocs}.
  */
 class ClientCyclesJavaServerIT {

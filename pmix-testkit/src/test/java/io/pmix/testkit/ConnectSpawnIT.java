@@ -377,7 +377,7 @@ class ConnectSpawnIT {
     Matcher m = Pattern.compile("CS 0 spawn OK nspace=(\\S+) job.size=2").matcher(out);
     assertTrue(m.find(), out);
     String child = m.group(1);
-    assertTrue(child.startsWith("pmixrun-") && child.endsWith("@2"), out);
+    assertTrue(child.startsWith("jrun-") && child.endsWith("@2"), out);
     for (int rank = 0; rank < 2; rank++) {
       for (String step : List.of("connect", "disconnect", "finalize")) {
         String l = "[" + child + "," + rank + "]<stdout>: CS " + rank + " " + step + " OK";
@@ -400,7 +400,7 @@ class ConnectSpawnIT {
         .matcher(out);
     assertTrue(m.find(), out);
     String child = m.group(1);
-    assertTrue(child.startsWith("pmixrun-") && child.endsWith("@2"), out);
+    assertTrue(child.startsWith("jrun-") && child.endsWith("@2"), out);
     // App A runs where the parent does (pmixrun's directory, which its client filled in), B in /.
     List<String> expected =
         List.of(

@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The publish/lookup rules of {@code spec/publish-lookup-dataserver.txt} as real OpenPMIx 4.2.2
+ * The publish/lookup rules of docs/dataserver.md as real OpenPMIx 4.2.2
  * C clients ({@code src/test/c/ds_client.c}) see them through our server: name collisions (also
  * as Open MPI's MPI_Publish_name meets them), {@code NO_PERMISSIONS} against {@code NOT_FOUND},
  * two real users (processes started under other uids with {@code setpriv}), a crashed job's
@@ -428,7 +428,7 @@ class DataServiceIT {
       assertEquals(Status.ERR_DUPLICATE_KEY, pb.status(), b::describe);
     } finally {
       ds.destroy();
-      if (!ds.waitFor(10, TimeUnit.SECONDS)) {
+      if (!ds.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)) {
         ds.destroyForcibly();
       }
     }

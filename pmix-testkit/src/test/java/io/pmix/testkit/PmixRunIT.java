@@ -200,7 +200,7 @@ class PmixRunIT {
       assertTrue(p.stderr().contains("pmixrun: received SIGTERM: killing 3 processes (ranks 0-2)"),
           p::describe);
       for (ProcessHandle c : children) {
-        c.onExit().get(10, TimeUnit.SECONDS);
+        c.onExit().get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
         assertFalse(c.isAlive());
       }
     }
@@ -301,7 +301,10 @@ class PmixRunIT {
       assertEquals(3, count(p.stdout(), "STEP lookup OK"), p::describe);
       // The data lived in the shared server, not in pmixrun: it outlives the job's processes
       // until pmixrun ended the namespace, which removed it.
-      int items = ds.inspect(DataStore::itemCount).toCompletableFuture().get(10, TimeUnit.SECONDS);
+      int items =
+          ds.inspect(DataStore::itemCount)
+              .toCompletableFuture()
+              .get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
       assertEquals(0, items);
     }
   }
@@ -356,7 +359,10 @@ class PmixRunIT {
           PmixRunProcess.run(LIMIT, "-n", "2", "--timeout", "100", "--dataserver",
               "127.0.0.1:" + ds.port(), "--", exe.toString(), "--publish");
       assertMpiPublishLookup(q);
-      int items = ds.inspect(DataStore::itemCount).toCompletableFuture().get(10, TimeUnit.SECONDS);
+      int items =
+          ds.inspect(DataStore::itemCount)
+              .toCompletableFuture()
+              .get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
       assertEquals(0, items);
     }
   }

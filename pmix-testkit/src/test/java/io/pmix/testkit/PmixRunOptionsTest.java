@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class PmixRunOptionsTest {
@@ -52,10 +53,66 @@ class PmixRunOptionsTest {
             new String[] {"-n", "2", "--timeout", "0", "prog"},
             new String[] {"-n", "2", "--bogus", "prog"},
             new String[] {"-n", "2", "--dataserver", "nohost", "prog"},
-            new String[] {"-n", "2", "--dataserver", "h:99999", "prog"})) {
+            new String[] {"-n", "2", "--dataserver", "h:99999", "prog"},
+            new String[] {"-n", "2", "prog", ":"},
+            new String[] {"-n", "2", "prog", ":", "prog2"},
+            new String[] {"-n", "2", "prog", ":", "-n", "1"},
+            new String[] {":", "-n", "1", "prog"},
+            new String[] {"-n", "2", "-x", "=v", "prog"},
+            new String[] {"-n", "2", "-x"},
+            new String[] {"-n", "2", "--output-filename", "d:bogus", "prog"},
+            new String[] {"-n", "40000", "a", ":", "-n", "40000", "b"},
+            new String[] {"--map-by", "core", "-n", "2", "prog"})) {
       assertThrows(PmixRunOptions.UsageException.class, () -> PmixRunOptions.parse(bad),
           () -> String.join(" ", bad));
     }
+  }
+
+  @Test
+  void mpmdAppsWithTheirOwnCountsAndExports() throws Exception {
+    PmixRunOptions o =
+        PmixRunOptions.parse(Map.of("FROM_ENV", "e"), "--tag-output", "-n", "2", "-x", "A=1",
+            "-x", "FROM_ENV", "./a", "x", ":", "-np", "3", "-x", "A=2", "--timeout", "9", "--",
+            "./b", "-n", "y", ":", "-n1", "./c");
+    assertEquals(3, o.apps().size());
+    assertEquals(new PmixRunOptions.AppLine(2, List.of("./a", "x"), Map.of("A", "1", "FROM_ENV", "e")),
+        o.apps().get(0));
+    assertEquals(new PmixRunOptions.AppLine(3, List.of("./b", "-n", "y"), Map.of("A", "2")),
+        o.apps().get(1));
+    assertEquals(new PmixRunOptions.AppLine(1, List.of("./c"), Map.of()), o.apps().get(2));
+    assertEquals(6, o.nprocs());
+    assertEquals(Duration.ofSeconds(9), o.timeout()); // a launcher option, wherever it is
+    assertTrue(o.tagOutput());
+    // Spawned jobs get every app's exports, the later app winning.
+    assertEquals(Map.of("A", "2", "FROM_ENV", "e"), o.exports());
+    assertTrue(o.warnings().isEmpty());
+    PmixRunOptions w = PmixRunOptions.parse(Map.of(), "-n", "1", "-x", "NOT_SET", "prog");
+    assertTrue(w.apps().get(0).env().isEmpty());
+    assertEquals(1, w.warnings().size());
+    assertTrue(w.warnings().get(0).contains("NOT_SET is not set"), w.warnings()::toString);
+  }
+
+  @Test
+  void outputFilenameAndVersion() throws Exception {
+    PmixRunOptions o = PmixRunOptions.parse("--output-filename", "d", "-n", "1", "prog");
+    assertEquals(Path.of("d").toAbsolutePath().resolve("1"), o.outputFiles().jobDir(1));
+    assertTrue(o.outputFiles().copy());
+    PmixRunOptions n = PmixRunOptions.parse("--output-filename", "/x:nocopy,nojobid", "-n", "1", "p");
+    assertEquals(Path.of("/x"), n.outputFiles().jobDir(2));
+    assertFalse(n.outputFiles().copy());
+    assertEquals("rank.0", Launch.Output.FileOutput.rankDir(0, 9));
+    assertEquals("rank.07", Launch.Output.FileOutput.rankDir(7, 10));
+    assertEquals("rank.100", Launch.Output.FileOutput.rankDir(100, 101));
+    assertTrue(PmixRunOptions.parse("--version").version());
+    assertTrue(PmixRunOptions.parse("-V").apps().isEmpty());
+    assertTrue(PmixRun.versionText().startsWith("pmixrun (pmix-java) "));
+  }
+
+  @Test
+  void namespacesNeverStartWithPmix() {
+    String p = PmixRun.namespacePrefix("node7", 4242);
+    assertEquals("jrun-node7-4242", p);
+    assertFalse(p.startsWith("pmix"));
   }
 
   @Test

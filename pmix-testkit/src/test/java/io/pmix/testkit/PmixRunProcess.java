@@ -63,6 +63,11 @@ final class PmixRunProcess implements AutoCloseable {
       pb.redirectError(dir.resolve("stderr").toFile());
       pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
       pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
+      // pmixrun's JVM makes its temporary files where this test JVM does (under target/).
+      String opts = pb.environment().getOrDefault("PMIXRUN_JAVA_OPTS", "");
+      pb.environment().put(
+          "PMIXRUN_JAVA_OPTS",
+          (opts + " -Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")).trim());
       return new PmixRunProcess(pb.start(), dir, cmd);
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -71,7 +71,7 @@ class PmixTestExtensionIT {
     for (long pid : ExtensionScenarios.PIDS) {
       var h = ProcessHandle.of(pid);
       if (h.isPresent()) {
-        h.get().onExit().get(10, TimeUnit.SECONDS);
+        h.get().onExit().get(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS);
       }
     }
     ExtensionScenarios.PIDS.clear();

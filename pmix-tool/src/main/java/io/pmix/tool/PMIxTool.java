@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <h2>Attaching</h2>
  *
- * {@link #init} finds a server and connects to it, in OpenPMIx's order (transport.md section 4.2):
+ * {@link #init} finds a server and connects to it, in OpenPMIx's order (docs/transport.md §4.2):
  *
  * <ol>
  *   <li>{@code pmix.srvr.uri} (or {@code pmix.tcp.uri}): that URI; {@code file:<path>} reads a

@@ -13,8 +13,8 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a client learns from the environment a PMIx server gives its children (transport.md
- * sections 3.3, 4.1, 8 and 9): who it is, where the server listens and how to talk to it. Built
+ * What a client learns from the environment a PMIx server gives its children (docs/transport.md
+ * §3.3, §4.1, §8 and §9): who it is, where the server listens and how to talk to it. Built
  * once per init from a snapshot of the environment, so tests can hand in any map. Immutable.
  *
  * @param server the server to connect to, or empty for a singleton
@@ -63,7 +63,7 @@ public record ClientEnvironment(
 
     Optional<ServerAddress> server = ServerAddress.fromEnvironment(env);
     if (server.isEmpty()) {
-      // C 4.2.2 decides singleton-ness by the URI alone (transport.md section 4.1).
+      // C 4.2.2 decides singleton-ness by the URI alone (docs/transport.md §4.1).
       return new ClientEnvironment(
           Optional.empty(), Optional.empty(), 0, "native", bufferType, hostname, version);
     }

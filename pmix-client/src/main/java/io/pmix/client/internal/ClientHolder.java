@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * init-once latch and the current {@link ClientState}). The first init builds the state; nested
  * inits only count; the last finalize shuts the state down (waiting for its threads), drops it and
  * resets the latch, leaving the holder exactly as it was before the first init, so the next init
- * starts from a clean slate (init-finalize-lifecycle.txt section 6.2.8). There is no other static
+ * starts from a clean slate (docs/lifecycle.md §6.2.8). There is no other static
  * mutable field in the client: every latch, flag and counter of a cycle lives in its {@code
  * ClientState}.
  *

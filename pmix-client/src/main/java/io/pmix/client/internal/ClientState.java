@@ -19,6 +19,8 @@ import io.pmix.common.internal.connector.LibraryState;
 import io.pmix.common.internal.connector.LocalProcess;
 import io.pmix.common.internal.connector.Role;
 import io.pmix.common.internal.connector.ServerAddress;
+import io.pmix.common.internal.gds.DstoreReader;
+import io.pmix.common.internal.gds.GdsChoice;
 import io.pmix.common.internal.message.AbortRequest;
 import io.pmix.common.internal.message.CommitRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
@@ -46,7 +48,7 @@ import org.jspecify.annotations.Nullable;
  * requests, events, data store; {@link ConnectorSession}) and the client-only bookkeeping, the
  * values put since the last commit. The first {@code PMIx.init} builds one, the last {@code
  * PMIx.finalize} shuts it down and drops it, so nothing of a cycle can leak into the next
- * (init-finalize-lifecycle.txt section 6.2.8).
+ * (docs/lifecycle.md §6.2.8).
  *
  * <p>Threading: every mutable field is confined to the session's progress thread; public
  * operations hand their work to it and return a future, which completes on the callback thread.
@@ -61,6 +63,13 @@ public final class ClientState implements LibraryState {
   private static final int CONNECT_ATTEMPTS = 10;
 
   private static final Duration CONNECT_RETRY = Duration.ofMillis(100);
+
+  /**
+   * How long one read of a shared-memory store waits for the server's write lock at most. The
+   * server holds it for one store of one key (or one job's data at registration); libpmix waits
+   * without end, we fail the get instead.
+   */
+  static final Duration GDS_LOCK_TIMEOUT = Duration.ofSeconds(10);
 
   private final ClientEnvironment env;
   private final Proc me;
@@ -103,13 +112,31 @@ public final class ClientState implements LibraryState {
             : Proc.of(env.nspace().orElseThrow(), env.rank());
     ClientState s = new ClientState(env, me, singleton);
     try {
-      CompletableFuture<Void> opened =
-          singleton
-              ? s.session.openStandalone(
-                  me,
-                  "running as a singleton: there is no server",
-                  store -> store.describeSingleton(env.hostname()))
-              : s.session.open(s.connectPlan(env.server().orElseThrow()));
+      CompletableFuture<Void> opened;
+      if (singleton) {
+        opened =
+            s.session.openStandalone(
+                me,
+                "running as a singleton: there is no server",
+                store -> store.describeSingleton(env.hostname()));
+      } else {
+        // The gds module as libpmix's client chooses it, its store attached before the handshake
+        // announces it: the server then stores this namespace's data where we read it.
+        GdsChoice.Chosen gds =
+            GdsChoice.choose(
+                environment, me.nspace(), WireFormat.of(env.bufferType()), GDS_LOCK_TIMEOUT);
+        ConnectPlan plan;
+        try {
+          plan = s.connectPlan(env.server().orElseThrow(), gds.kind().libpmixName());
+        } catch (RuntimeException e) {
+          gds.reader().ifPresent(DstoreReader::close);
+          throw e;
+        }
+        opened =
+            gds.reader().isPresent()
+                ? s.session.open(plan, gds.reader().get())
+                : s.session.open(plan);
+      }
       s.session.await(opened, "init");
     } catch (RuntimeException e) {
       s.session.stopThreads();
@@ -118,7 +145,7 @@ public final class ClientState implements LibraryState {
     return s;
   }
 
-  private ConnectPlan connectPlan(ServerAddress addr) {
+  private ConnectPlan connectPlan(ServerAddress addr, String gdsModule) {
     byte[] credential =
         env.psecModule().equals(NativeCredential.MODULE)
             ? new NativeCredential(uid, gid).toBytes()
@@ -130,7 +157,7 @@ public final class ClientState implements LibraryState {
             .procId(me.nspace(), me.rank())
             .bfropsModule(addr.bfropsModule())
             .bufferType(env.bufferType().code())
-            .gdsModule("hash")
+            .gdsModule(gdsModule)
             .build();
     return new ConnectPlan(
         addr, req, ReplyLayout.CLIENT, CONNECT_ATTEMPTS, CONNECT_RETRY);
@@ -144,6 +171,14 @@ public final class ClientState implements LibraryState {
   /** Whether this cycle runs without a server. */
   public boolean isSingleton() {
     return singleton;
+  }
+
+  /**
+   * The gds module this cycle announced and reads job and modex data through: {@code ds21},
+   * {@code ds12} or {@code hash} (always hash for a singleton).
+   */
+  public String gdsModule() {
+    return session.gdsModule();
   }
 
   /** The environment this cycle was built from. */

@@ -12,7 +12,9 @@ import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Reading the environment a PMIx server gives its children (transport.md 3.3, 4.1, 8, 9). */
+/**
+ * Reading the environment a PMIx server gives its children (docs/transport.md §3.3, §4.1, §8, §9).
+ */
 class ClientEnvironmentTest {
   private static final String URI = "pmix-server.10685;tcp4://127.0.0.1:45723";
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The cycling guarantee of init-finalize-lifecycle.txt section 6.2.8 at volume, in this JVM,
+ * The cycling guarantee of docs/lifecycle.md §6.2.8 at volume, in this JVM,
  * against the real libpmix C host server (pmix_host_server.c, a separate process): 1,000
  * init/finalize cycles and 100 nested init/init/finalize/finalize, each cycle proving it got a
  * working client, and afterwards the process holds exactly what it held before: no extra live

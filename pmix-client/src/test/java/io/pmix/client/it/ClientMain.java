@@ -136,6 +136,8 @@ public final class ClientMain {
         return "";
       case "cpeers":
         return cpeers();
+      case "cpeers-early":
+        return cpeersEarly();
       case "fence-procs":
         {
           List<Proc> all = new ArrayList<>();
@@ -181,7 +183,8 @@ public final class ClientMain {
     for (String s : com.google.common.base.Splitter.on(',').split(lpeers)) {
       localPeers.add(Integer.parseInt(s.trim()));
     }
-    return "nspace=" + nspace + " rank=" + rank + " size=" + size;
+    return "nspace=" + nspace + " rank=" + rank + " size=" + size + " gds="
+        + ClientHolder.require().gdsModule();
   }
 
   private static String jobKeys() {
@@ -203,7 +206,7 @@ public final class ClientMain {
     long myRankInvalid = PMIx.get(Proc.of(nspace, Proc.RANK_INVALID), "pmix.rank").asLong();
     check(rank < jobSize, "rank < size");
     // Open MPI 4.1's mpirun reports the core count as universe size for an oversubscribed job
-    // (reference-defects.md); every other server we run under must keep size <= univ.
+    // (docs/libpmix-facts.md); every other server we run under must keep size <= univ.
     check(jobSize <= univ || System.getenv("OMPI_COMM_WORLD_SIZE") != null, "size <= univ");
     check(ns.equals(nspace), "nspace");
     check(myRank == rank && myRankInvalid == rank, "pmix.rank");
@@ -266,6 +269,30 @@ public final class ClientMain {
         Scope scope = (Scope) k[1];
         if (scope == Scope.GLOBAL || (local ? scope == Scope.LOCAL : scope == Scope.REMOTE)) {
           Value v = PMIx.get(Proc.of(nspace, r), (String) k[0], Info.of("pmix.timeout", Value.of(10)));
+          check(v.equals(k[2]), k[0] + " of rank " + r + ": " + v + " != " + k[2]);
+          n++;
+        }
+      }
+    }
+    return "gets=" + n;
+  }
+
+  /**
+   * Every other rank's in-scope keys of {@link #cKeys}, got before those ranks have committed
+   * them: each get waits at the server for the rank's commit.
+   */
+  private static String cpeersEarly() {
+    int n = 0;
+    for (int r = 0; r < size; r++) {
+      if (r == rank) {
+        continue;
+      }
+      boolean local = localPeers.contains(r);
+      for (Object[] k : cKeys(r)) {
+        Scope scope = (Scope) k[1];
+        if (scope == Scope.GLOBAL || (local ? scope == Scope.LOCAL : scope == Scope.REMOTE)) {
+          Value v =
+              PMIx.get(Proc.of(nspace, r), (String) k[0], Info.of("pmix.timeout", Value.of(20)));
           check(v.equals(k[2]), k[0] + " of rank " + r + ": " + v + " != " + k[2]);
           n++;
         }
@@ -359,7 +386,7 @@ public final class ClientMain {
       PMIx.commit();
       PMIx.fence(Info.of("pmix.collect", true));
       var unused = peers(c);
-      // The 4.2.2 server drops a finalizing client from pending fences (reference-defects.md):
+      // The 4.2.2 server drops a finalizing client from pending fences (docs/libpmix-facts.md):
       // a second fence keeps fast ranks from finalizing while a slow one is still in the first.
       PMIx.fence();
       PMIx.finalize();
@@ -402,7 +429,7 @@ public final class ClientMain {
 
   /**
    * A barrier outside PMIx, through files in the job's session directory: 4.2.2 servers remove a
-   * finalizing client from pending fences (reference-defects.md), so ranks that cycle must not
+   * finalizing client from pending fences (docs/libpmix-facts.md), so ranks that cycle must not
    * fence while another one is finalizing.
    */
   private static void fileBarrier(String name) {

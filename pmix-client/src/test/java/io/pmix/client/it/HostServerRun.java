@@ -78,14 +78,23 @@ final class HostServerRun {
     }
   }
 
-  /** Starts a {@link Standby} server that ends itself after {@code lifetime}. */
+  /** Starts a {@link Standby} server that ends itself after {@code lifetime} (scaled). */
   static Standby standby(Duration lifetime) {
-    String secs = Long.toString(lifetime.toSeconds());
-    CProcess server =
-        CProcess.builder(hostServer())
-            .args("-n", "1", "--timeout", secs, "--", "sleep", secs)
-            .name("pmix_host_server")
-            .start();
+    return standby(lifetime, false);
+  }
+
+  /**
+   * Starts a {@link Standby} server that ends itself after {@code lifetime} (scaled); with {@code
+   * logUpcalls} it logs every host upcall on stderr ({@code HOSTDBG ...} lines, for {@link
+   * CProcess#watchStderr}).
+   */
+  static Standby standby(Duration lifetime, boolean logUpcalls) {
+    String secs = Long.toString(CProcess.scaled(lifetime).toSeconds());
+    CProcess.Builder b = CProcess.builder(hostServer()).args("-n", "1", "--timeout", secs);
+    if (logUpcalls) {
+      b.args("-v");
+    }
+    CProcess server = b.args("--", "sleep", secs).name("pmix_host_server").start();
     String line = server.readLine(Duration.ofSeconds(60));
     Matcher m = READY.matcher(line);
     if (!m.matches()) {

@@ -15,12 +15,12 @@ import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -36,7 +36,8 @@ class InProcessClientIT {
 
   @BeforeEach
   void startServer() {
-    server = HostServerRun.standby(Duration.ofMinutes(5));
+    // Upcalls logged: a test waits for the host's log of a request instead of sleeping.
+    server = HostServerRun.standby(Duration.ofMinutes(5), true);
     env = server.env();
   }
 
@@ -134,19 +135,23 @@ class InProcessClientIT {
     var unused = ClientHolder.init(env, List.of());
     CompletableFuture<Event> lost = new CompletableFuture<>();
     PMIx.registerEventHandler(List.of(Status.ERR_LOST_CONNECTION), lost::complete);
-    // A waiting lookup of a key nobody publishes stays parked at the host...
+    // A waiting lookup of a key nobody publishes stays parked at the host: once the host has
+    // logged the lookup (a wait for a key it does not hold, which it parks), it is not done.
+    CompletableFuture<String> atHost =
+        server.server().watchStderr(l -> l.startsWith("HOSTDBG lookup ") && l.contains(" wait=1"));
     CompletableFuture<List<Value.PData>> pending =
         PMIx.lookupAsync(
             List.of("never.published"),
             Info.of("pmix.wait", Value.of(1)),
             Info.of("pmix.timeout", Value.of(120)));
-    Thread.sleep(500);
+    String logged = Await.get(atHost, Duration.ofSeconds(30));
+    assertTrue(logged.contains("nkeys=1"), logged);
     assertFalse(pending.isDone(), () -> "lookup answered: " + pending);
     server.close();
-    Event e = lost.get(30, TimeUnit.SECONDS);
+    Event e = Await.get(lost, Duration.ofSeconds(30));
     assertEquals(Status.ERR_LOST_CONNECTION, e.status());
     ExecutionException x =
-        assertThrows(ExecutionException.class, () -> pending.get(30, TimeUnit.SECONDS));
+        assertThrows(ExecutionException.class, () -> Await.get(pending, Duration.ofSeconds(30)));
     assertTrue(x.getCause() instanceof PmixException, x.toString());
     PmixException after = assertThrows(PmixException.class, () -> PMIx.fence());
     assertEquals(Status.ERR_LOST_CONNECTION, after.status());

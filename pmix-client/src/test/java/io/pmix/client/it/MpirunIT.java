@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Java clients under Open MPI's {@code mpirun} (4.1, which embeds OpenPMIx as its server).
  * Namespace-range events are left out: mpirun never delivers them and then hangs the next fence
- * (reference-defects.md).
+ * (docs/libpmix-facts.md).
  */
 class MpirunIT {
   @Test

@@ -19,8 +19,8 @@ import net.jqwik.api.Tuple;
 
 /**
  * jqwik generators of pack calls that OpenPMIx 4.2.2 can unpack and re-pack unchanged, for {@link
- * LibpmixRoundTripIT}. The type lists below are where the limits of the C codec (codec.md section
- * 7, and what the live peer showed) are written down; everything else is generated freely, with a
+ * LibpmixRoundTripIT}. The type lists below are where the limits of the C codec (docs/codec.md
+ * §7, and what the live peer showed) are written down; everything else is generated freely, with a
  * strong bias towards edges: integer extremes and varint boundaries (2^7k, 2^55, 2^56, 2^63), NULL
  * versus empty strings, UTF-8 up to four bytes per character, strings at their length limits, long
  * strings, empty lists and arrays, NaN, infinities and negative zero, the special ranks, info flags

@@ -20,8 +20,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The golden vectors of shared/protocol/codec-vectors.tsv (copied into test resources), produced
- * by OpenPMIx 4.2.2's own PMIx_Data_pack, and the translation of their JSON recipes into values.
+ * The golden vectors of the test resource {@code codec-vectors.tsv} (next to this class), produced
+ * by OpenPMIx 4.2.2's own PMIx_Data_pack (docs/codec.md §11), and the translation of their JSON
+ * recipes into values.
  */
 public final class GoldenVectors {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -64,11 +65,14 @@ public final class GoldenVectors {
 
   private GoldenVectors() {}
 
-  /** Every row of the file. */
+  /** Every row of the file; a missing file fails the calling test (it never skips). */
   public static List<Row> load() {
-    try (InputStream in = GoldenVectors.class.getResourceAsStream("codec-vectors.tsv");
-        BufferedReader r =
-            new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+    InputStream in = GoldenVectors.class.getResourceAsStream("codec-vectors.tsv");
+    if (in == null) {
+      throw new AssertionError("test resource missing: io/pmix/common/codec/codec-vectors.tsv");
+    }
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
       List<Row> rows = new ArrayList<>();
       boolean header = true;
       for (String line; (line = r.readLine()) != null; ) {

@@ -132,7 +132,7 @@ class HostileInputTest {
 
   @Test
   void negativeStringLengthIsOutOfResource() {
-    // C 4.2.2 answers PMIX_ERR_OUT_OF_RESOURCE for a negative string length (codec.md 5.2)
+    // C 4.2.2 answers PMIX_ERR_OUT_OF_RESOURCE for a negative string length (docs/codec.md §5.2)
     assertFails(Status.ERR_OUT_OF_RESOURCE, NON_DESC, "0201", DataType.STRING);
     assertFails(Status.ERR_OUT_OF_RESOURCE, NON_DESC, "02ffffffff0f", DataType.STRING);
     assertFails(Status.ERR_OUT_OF_RESOURCE, NON_DESC, "0203", DataType.INFO);
@@ -225,7 +225,7 @@ class HostileInputTest {
         "0009000000010009" + "00000001",
         DataType.UINT32);
     // NON_DESC bytes read as FULLY_DESC: the count 02 reads as tag BYTE where INT32 must be, which
-    // C 4.2.2 reports as PMIX_ERR_UNPACK_FAILURE (codec.md 2.4)
+    // C 4.2.2 reports as PMIX_ERR_UNPACK_FAILURE (docs/codec.md §2.4)
     assertFails(Status.ERR_UNPACK_FAILURE, FULLY_DESC, "0202", DataType.INT32);
     ByteBuf in = Unpooled.wrappedBuffer(hex("0202"));
     try {
@@ -308,7 +308,7 @@ class HostileInputTest {
 
   @Test
   void missingKeysAndOversizedNamesFollowC() {
-    // C: a NULL info key or a NULL proc namespace is PMIX_ERROR (codec.md 8)
+    // C: a NULL info key or a NULL proc namespace is PMIX_ERROR (docs/codec.md §8)
     assertFails(Status.ERROR, NON_DESC, "02000000", DataType.INFO);
     assertFails(Status.ERROR, NON_DESC, "020000", DataType.PROC);
     // C truncates; the Java value model cannot hold them, so they are refused as bad parameters

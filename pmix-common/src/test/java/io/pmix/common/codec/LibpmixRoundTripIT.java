@@ -230,9 +230,9 @@ class LibpmixRoundTripIT {
   }
 
   /**
-   * codec.md 7.1: C packs a type code as an unsigned varint but unpacks it as a signed (zigzag)
-   * one, so it re-packs {@code code} as {@code unzigzag(code)} read as 16 unsigned bits (3 becomes
-   * 65534). Holds for DATA_TYPE items and for the type field of REGATTR.
+   * docs/codec.md §7 item 1: C packs a type code as an unsigned varint but unpacks it as a signed
+   * (zigzag) one, so it re-packs {@code code} as {@code unzigzag(code)} read as 16 unsigned bits (3
+   * becomes 65534). Holds for DATA_TYPE items and for the type field of REGATTR.
    */
   @Property(tries = 300)
   void cReadsTypeCodesAsSignedVarints(

@@ -3,6 +3,7 @@ package io.pmix.common.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pmix.common.testing.TestTiming;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -41,7 +42,9 @@ class DecodeToolScriptIT {
     p.getOutputStream().close();
     byte[] out = p.getInputStream().readAllBytes();
     byte[] err = p.getErrorStream().readAllBytes();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "pmix-decode did not finish");
+    assertTrue(
+        p.waitFor(TestTiming.seconds(60).toMillis(), TimeUnit.MILLISECONDS),
+        "pmix-decode did not finish");
     return new Result(
         p.exitValue(),
         new String(out, StandardCharsets.UTF_8),

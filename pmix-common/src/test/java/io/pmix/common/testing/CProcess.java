@@ -21,9 +21,12 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -56,7 +59,12 @@ public final class CProcess implements AutoCloseable {
   @GuardedBy("stderrTail")
   private final ArrayDeque<String> stderrTail = new ArrayDeque<>();
 
+  /** Stderr watchers: each completes with the first line it matches after it was added. */
+  private final List<StderrWatch> watches = new CopyOnWriteArrayList<>();
+
   private boolean stdoutEnded;
+
+  private record StderrWatch(Predicate<String> match, CompletableFuture<String> line) {}
 
   /** One line of stdout, or its end (line null, maybe with the error that ended it). */
   private record Line(@Nullable String text, @Nullable IOException error) {}
@@ -78,6 +86,7 @@ public final class CProcess implements AutoCloseable {
             }
             stderrTail.addLast(line);
           }
+          watches.removeIf(w -> w.match().test(line) && w.line().complete(line));
         });
   }
 
@@ -86,11 +95,21 @@ public final class CProcess implements AutoCloseable {
     return new Builder(executable);
   }
 
-  /** {@code timeout} stretched by the system property {@code pmix.test.timeScale}. */
+  /** {@code timeout} stretched by the system property {@code pmix.test.timeScale} ({@link TestTiming}). */
   public static Duration scaled(Duration timeout) {
-    double scale = Double.parseDouble(System.getProperty("pmix.test.timeScale", "1"));
-    checkArgument(scale > 0, "pmix.test.timeScale must be positive");
-    return Duration.ofNanos((long) (timeout.toNanos() * scale));
+    return TestTiming.scaled(timeout);
+  }
+
+  /**
+   * A line of stderr to wait for: the returned future completes with the first line written
+   * after this call that {@code match} accepts (a program's log of having reached some point, so
+   * a test waits on that event instead of sleeping). It never completes if no such line comes;
+   * wait on it with a timeout.
+   */
+  public CompletableFuture<String> watchStderr(Predicate<String> match) {
+    StderrWatch w = new StderrWatch(requireNonNull(match, "match"), new CompletableFuture<>());
+    watches.add(w);
+    return w.line();
   }
 
   /** Writes one line (a newline is added) and flushes it. */

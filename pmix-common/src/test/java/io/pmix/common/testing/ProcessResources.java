@@ -33,6 +33,7 @@ import java.util.stream.Stream;
  */
 public final class ProcessResources {
   private static final Path FDS = Path.of("/proc/self/fd");
+  private static final Path MAPS = Path.of("/proc/self/maps");
 
   private ProcessResources() {}
 
@@ -98,6 +99,46 @@ public final class ProcessResources {
     }
     out.sort(Comparator.comparingInt(ProcessResources::fdNumber));
     return out;
+  }
+
+  /**
+   * The file mappings of this process (Linux {@code /proc/self/maps}) whose path contains {@code
+   * part}, each as {@code address-range path}, in address order: for instance the segments of a
+   * shared-memory data store ({@code pmix_dstor_}), which a library must unmap when it is done.
+   */
+  public static List<String> mappings(String part) {
+    if (!Files.isReadable(MAPS)) {
+      return List.of();
+    }
+    List<String> out = new ArrayList<>();
+    try {
+      for (String line : Files.readAllLines(MAPS)) {
+        // address perms offset dev inode path
+        String[] f = line.trim().split("\\s+", 6);
+        if (f.length == 6 && f[5].contains(part)) {
+          out.add(f[0] + " " + f[5]);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
+  }
+
+  /**
+   * Asserts that the process has no more mappings containing {@code part} than {@code baseline},
+   * at once: a library that unmaps when it is done has done so (no collection is awaited, which
+   * would also release a mapping the library forgot); fails listing the extra ones.
+   */
+  public static void assertNoMappingsBeyond(List<String> baseline, String part) {
+    List<String> now = mappings(part);
+    if (now.size() <= baseline.size()) {
+      return;
+    }
+    List<String> extra = new ArrayList<>(now);
+    extra.removeAll(baseline);
+    fail("mappings of " + part + ": " + baseline.size() + " before, " + now.size() + " after;"
+        + " new (first 20): " + extra.stream().limit(20).toList());
   }
 
   private static int fdNumber(String entry) {

@@ -120,6 +120,23 @@ public final class ScriptedServer implements AutoCloseable {
   /** When set, every connect request is refused by closing, as a C server refuses. */
   public volatile boolean refuse;
 
+  /**
+   * How a GETNB of a rank is answered: with what that rank committed (the hash server's way), or
+   * as a libpmix 4.2.2 server answers a client of a shared-memory store whose data it found in
+   * that store: success with nothing, or success with one empty blob (docs/gds.md).
+   */
+  public enum RankGets {
+    /** What the rank committed, or NOT_FOUND. */
+    COMMITTED,
+    /** Success and no blob. */
+    EMPTY_SUCCESS,
+    /** Success and one blob of no bytes. */
+    EMPTY_BLOB
+  }
+
+  /** How GETNBs of a rank are answered; {@link RankGets#COMMITTED} unless a test says. */
+  public volatile RankGets rankGets = RankGets.COMMITTED;
+
   private final List<Channel> peers = new CopyOnWriteArrayList<>();
   private final AtomicInteger assigned = new AtomicInteger();
   private final AtomicInteger clientSlots = new AtomicInteger();
@@ -392,6 +409,11 @@ public final class ScriptedServer implements AutoCloseable {
 
     /** A namespace's job level (size 3), or what a peer committed. */
     private Message get(GetNbRequest g) {
+      if (g.proc().rank() != Proc.RANK_WILDCARD && rankGets != RankGets.COMMITTED) {
+        return new GetNbReply(
+            Status.SUCCESS,
+            rankGets == RankGets.EMPTY_BLOB ? List.of(new byte[0]) : List.of());
+      }
       if (g.proc().rank() != Proc.RANK_WILDCARD) {
         Map<String, Value> data = committed.get(g.proc());
         return data != null && (g.key() == null || data.containsKey(g.key()))

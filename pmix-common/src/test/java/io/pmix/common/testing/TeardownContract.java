@@ -21,7 +21,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The shared teardown contract of the connector roles (init-finalize-lifecycle.txt sections 6.2.8
+ * The shared teardown contract of the connector roles (docs/lifecycle.md §6.2.8
  * and 6.2.9): "after the last finalize nothing remains". The client and the tool each extend it
  * with hooks for one init, one finalize and some work in a cycle, and inherit the same tests:
  *

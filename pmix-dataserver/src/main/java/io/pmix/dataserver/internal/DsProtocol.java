@@ -24,10 +24,10 @@ import java.util.function.Consumer;
  *
  * <h2>Framing</h2>
  *
- * Each message is one frame of the common framing ({@code transport.md} 5.1: 16-byte big-endian
+ * Each message is one frame of the common framing (docs/transport.md §5.1: 16-byte big-endian
  * header of pindex, tag, payload length, padding; then the payload). pindex and tag are written 0
  * and not read. The payload is a sequence of pack units in the PMIx 4.2.2 default encoding (non
- * described, flex128 integers; {@code codec.md}), each unit its own count-prefixed pack call.
+ * described, flex128 integers; docs/codec.md), each unit its own count-prefixed pack call.
  *
  * <h2>Messages</h2>
  *

@@ -44,7 +44,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The server half of init-finalize-lifecycle.txt on {@link EmbeddedChannel}s, in orderings real
+ * The server half of docs/lifecycle.md on {@link EmbeddedChannel}s, in orderings real
  * clients cannot force: a re-init before the old close, deaths of referenced and displaced peers,
  * finalize during a pending fence, tools, pruning, deregistration, the snapshot's JSON.
  */

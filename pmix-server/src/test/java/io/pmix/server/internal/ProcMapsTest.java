@@ -8,7 +8,7 @@ import io.pmix.common.Status;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The map encodings of commands.md section 6.4, with the outputs 4.2.2 was observed to make. */
+/** The map encodings of docs/commands.md §6.4, with the outputs 4.2.2 was observed to make. */
 class ProcMapsTest {
   @Test
   void nativeNodeMaps() {

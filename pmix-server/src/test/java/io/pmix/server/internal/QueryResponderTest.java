@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * QUERY answered by the server core: namespaces byte for byte as a 4.2.2 server's host answered
- * {@code pps} (transport.md section 11.10, observed), namespace info, job size, process tables with
+ * {@code pps} (docs/transport.md §11.10, observed), namespace info, job size, process tables with
  * pids and states, attribute support for {@code pattrs}, and the split between what the server
  * answers and what goes to the host's {@code query}.
  */
@@ -153,7 +153,7 @@ class QueryResponderTest {
   void namespacesAsPpsSawThemFromA422Server() {
     start(new HostModule() {});
     registerJob("cjob", 2);
-    // transport.md 11.10 / the observed reply of the C host: 26 bytes.
+    // docs/transport.md §11.10 / the observed reply of the C host: 26 bytes.
     byte[] expected =
         ByteBufUtil.decodeHexDump("0200" + "0201" + "02" + "18706d69782e7172792e6e7300" + "00" + "03" + "0a636a6f6200");
     assertArrayEquals(expected, query(tool(), q("pmix.qry.ns")));
@@ -302,7 +302,7 @@ class QueryResponderTest {
             .filter(a -> "prte.pub.replace".equals(a.string()))
             .findFirst()
             .orElseThrow();
-    // Zigzag on the wire, so C's sv16 decoding yields BOOL (codec.md section 7).
+    // Zigzag on the wire, so C's sv16 decoding yields BOOL (docs/codec.md §7).
     assertEquals(2 * DataType.BOOL.code(), replace.dataType());
     for (Value v : attrs) {
       for (String line : ((Value.RegAttr) v).description()) {

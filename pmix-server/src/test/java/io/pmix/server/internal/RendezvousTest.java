@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The tool rendezvous files (transport.md section 3.4): names, content line by line, modes, one
+ * The tool rendezvous files (docs/transport.md §3.4): names, content line by line, modes, one
  * directory per server so that servers of one host (even of one process, even with the default
  * namespace) never overwrite each other, the exclusive system file, and removal of exactly what
  * was created.

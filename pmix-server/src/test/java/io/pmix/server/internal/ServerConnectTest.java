@@ -91,7 +91,7 @@ class ServerConnectTest {
     return ch;
   }
 
-  /** commands.md 9.1's "testjob": ranks 0 and 1 here, 2 and 3 on remotenode. */
+  /** docs/commands.md §9.1's "testjob": ranks 0 and 1 here, 2 and 3 on remotenode. */
   private void registerTwoNodeJob() {
     List<Info> infos =
         List.of(

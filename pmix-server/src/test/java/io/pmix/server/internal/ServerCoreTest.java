@@ -31,10 +31,9 @@ import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerSnapshot;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -42,13 +41,12 @@ import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * The server core behind real pipelines on {@link EmbeddedChannel}s: handshake decisions, the REQ
- * reply against the worked example of commands.md section 9.1, commands, errors, waits and the
+ * reply against the worked example of docs/commands.md §9.1, commands, errors, waits and the
  * finalize lifecycle.
  */
 class ServerCoreTest {
@@ -72,7 +70,7 @@ class ServerCoreTest {
     fx.close();
   }
 
-  /** The "min" registration of commands.md section 9.1: two nodes, ranks 0 and 1 local. */
+  /** The "min" registration of docs/commands.md §9.1: two nodes, ranks 0 and 1 local. */
   private void registerTestjob() {
     List<Info> infos =
         List.of(
@@ -211,14 +209,11 @@ class ServerCoreTest {
         ServerSnapshot.Role.SINGLETON, core.snapshot().peers().get(0).role());
   }
 
-  // ---- REQ against commands.md 9.1 ----
+  // ---- REQ against docs/commands.md §9.1 ----
 
   @Test
   void reqReplyMatchesTheWorkedExampleByteForByte() throws Exception {
-    String shared = System.getProperty("pmix.shared.dir");
-    Path doc = Paths.get(shared == null ? "/work/shared" : shared, "protocol", "commands.md");
-    Assumptions.assumeTrue(Files.exists(doc), "commands.md not found");
-    byte[] expectedPrefix = workedExampleReqReply(Files.readAllLines(doc, StandardCharsets.UTF_8));
+    byte[] expectedPrefix = workedExampleReqReply(resourceLines("req-reply-min.txt"));
 
     registerTestjob();
     EmbeddedChannel ch = newChannel();
@@ -231,7 +226,17 @@ class ServerCoreTest {
     assertEquals(ByteBufUtil.hexDump(expectedPrefix), ByteBufUtil.hexDump(prefix));
   }
 
-  /** The bytes of the 9.1 reply as far as the document prints them (through rank 0's blob). */
+  /** A test resource next to this class, by lines; a missing one fails the test. */
+  private static List<String> resourceLines(String name) throws IOException {
+    try (InputStream in = ServerCoreTest.class.getResourceAsStream(name)) {
+      if (in == null) {
+        throw new AssertionError("test resource missing: " + name);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8).lines().toList();
+    }
+  }
+
+  /** The bytes of the 9.1 reply as far as the dump shows them (through rank 0's blob). */
   private static byte[] workedExampleReqReply(List<String> lines) {
     Pattern row = Pattern.compile("^\\s+\\+[0-9a-f]{4}\\s+((?:[0-9a-f]{2} )*[0-9a-f]{2})( \\.\\.)?\\s+(.*)$");
     ByteArrayOutputStream out = new ByteArrayOutputStream();

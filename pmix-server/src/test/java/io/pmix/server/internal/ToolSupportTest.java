@@ -42,7 +42,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Tool and launcher handshakes (connect flags 3 to 8) against the server core on {@link
- * EmbeddedChannel}s: the reply layouts byte for byte (transport.md sections 7.2 and 11.3 to 11.5),
+ * EmbeddedChannel}s: the reply layouts byte for byte (docs/transport.md §7.2 and §11.3 to §11.5),
  * what the host's {@code tool_connected} sees, every refusal being a close without a byte, the
  * namespaces made for tools and their release, a launcher child on a registered rank keeping the
  * client lifecycle, and the tool's REQ reply.
@@ -52,7 +52,7 @@ class ToolSupportTest {
   private static final int GID = Rendezvous.effectiveIds()[1];
   private static final int SERVER_RANK = 13082;
 
-  /** The info blob of transport.md section 11.3 (pmix.ppid 13122, pmix.cmd.line ./tool), pad. */
+  /** The info blob of docs/transport.md §11.3 (pmix.ppid 13122, pmix.cmd.line ./tool), pad. */
   private static final byte[] BLOB_11_3 =
       ByteBufUtil.decodeHexDump(
           "020204"
@@ -188,7 +188,7 @@ class ToolSupportTest {
     EmbeddedChannel ch = newChannel();
     send(ch, tool(ConnectorKind.TOOL_NEEDS_ID, UID, GID).padPresent(false).infoBlob(BLOB_11_3).build());
     assertNull(ch.readOutbound(), "nothing may be sent before the host decided");
-    // What tool_connected sees: the decoded blob, then version, euid, egid (transport.md 7.2).
+    // tool_connected sees the decoded blob, then version, euid, egid (docs/transport.md §7.2).
     assertEquals(
         List.of(
             Info.of("pmix.ppid", Value.pid(13122)),
@@ -408,7 +408,7 @@ class ToolSupportTest {
     answer(Proc.of("tool-ns-1", 0), null);
     readAll(ch);
     ch.writeInbound(frame(101, w -> w.packByteEnum(DataType.COMMAND, 0)));
-    // transport.md 11.3: 41 bytes.
+    // docs/transport.md §11.3: 41 bytes.
     byte[] expected =
         ByteBufUtil.decodeHexDump(
             "0214746f6f6c2d6e732d3100"

@@ -42,13 +42,13 @@ import org.jspecify.annotations.Nullable;
  *
  * The server calls {@code fenceNb} once per collective, when all of the fence's local
  * participants have arrived and some participant lives on another node. Its {@code data} is this
- * node's contribution (commands.md 7.1): one BYTE_OBJECT unit holding the REMOTE-scope data of
- * every local participant, or nothing when the fence does not collect data. The host runs an
- * all-gather among the nodes that host participants: it sends its contribution to each of them
- * and waits for theirs; when it has all of them it completes the stage with the contributions
- * concatenated (in node order; any order would do), which is exactly what the server must be
- * handed back: every node's BYTE_OBJECT unit, back to back, or an empty array when nothing was
- * collected. Each server then stores every rank's data and releases its local participants.
+ * node's contribution (docs/commands.md §7.1): one BYTE_OBJECT unit holding the REMOTE-scope data
+ * of every local participant, or nothing when the fence does not collect data. The host runs an
+ * all-gather among the nodes that host participants: it sends its contribution to each of them and
+ * waits for theirs; when it has all of them it completes the stage with the contributions
+ * concatenated (in node order; any order would do), which is exactly what the server must be handed
+ * back: every node's BYTE_OBJECT unit, back to back, or an empty array when nothing was collected.
+ * Each server then stores every rank's data and releases its local participants.
  *
  * <p>The nodes agree on which collective a contribution belongs to without a coordinator: the id
  * is the fence's sorted proc list plus how many fences over that same list this node has run
@@ -62,8 +62,8 @@ import org.jspecify.annotations.Nullable;
  * that it does not have (the fence did not collect it). The host finds the node hosting the
  * process from the job's layout and asks that node's host, which obtains the process's committed
  * REMOTE-scope data from its own server ({@link PMIxServer#dmodexRequest}, what a C host does
- * with {@code PMIx_server_dmodex_request}) and sends it back: plain KVAL units (commands.md
- * 7.2), which the requesting
+ * with {@code PMIx_server_dmodex_request}) and sends it back: plain KVAL units (docs/commands.md
+ * §7.2), which the requesting
  * server stores as that process's remote data before answering its client. The owning server
  * waits for the process to commit; the client's {@code pmix.timeout} (else one hour) bounds that.
  *

@@ -55,11 +55,11 @@ import java.util.function.IntFunction;
  *
  * <ul>
  *   <li>{@code 1} fence contribution: STRING collective id, INT32 sender node, BYTE_OBJECT the
- *       sender's fence blob (commands.md 7.1, possibly empty);
+ *       sender's fence blob (docs/commands.md §7.1, possibly empty);
  *   <li>{@code 2} direct-modex request: INT64 request id, INT32 requester node, PROC target,
  *       INT32 timeout in seconds;
  *   <li>{@code 3} direct-modex reply: INT64 request id, STATUS, BYTE_OBJECT the target's KVAL
- *       units (commands.md 7.2; empty on error).
+ *       units (docs/commands.md §7.2; empty on error).
  * </ul>
  *
  * <p>Threading: one event loop (thread) per node owns every connection; the receiver is called on

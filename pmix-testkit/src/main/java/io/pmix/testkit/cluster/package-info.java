@@ -10,9 +10,9 @@
  *       and the job data (node map, process map) every node registers;
  *   <li>{@link io.pmix.testkit.cluster.ClusterNode}: one node (server, host name, tmpdir);
  *   <li>{@link io.pmix.testkit.cluster.ClusterHost}: a node's host module, the worked example of
- *       the cross-node upcalls ({@code fenceNb}: all-gather of the fence blobs of commands.md 7.1;
- *       {@code directModex}: forwarding to the owning node, answered with the KVAL units of
- *       commands.md 7.2).
+ *       the cross-node upcalls ({@code fenceNb}: all-gather of the fence blobs of docs/commands.md
+ *       §7.1; {@code directModex}: forwarding to the owning node, answered with the KVAL units of
+ *       docs/commands.md §7.2).
  * </ul>
  */
 @CheckReturnValue

@@ -30,6 +30,10 @@ import java.util.Set;
  * --init --put --commit --fence-collect --get-peers --fence --finalize} does, so the two can be
  * ranks of one job there too.
  *
+ * <p>With {@code --strict-scope}, as {@code pmix_client_check --strict-scope}, the keys of other
+ * ranks that are out of scope for this one (REMOTE keys of local peers, LOCAL keys of remote
+ * ones) are got too and must give {@code PMIX_ERR_NOT_FOUND}.
+ *
  * <p>Prints one line per step, {@code STEP <name> OK lang=java ...} in the C client's format, and
  * exits 1 after the first failed step ({@code STEP <name> FAIL ...}).
  */
@@ -40,11 +44,14 @@ public final class JavaDemoClient {
 
   public static void main(String[] args) {
     boolean publish = true;
+    boolean strictScope = false;
     for (String a : args) {
       if (a.equals("--no-publish")) {
         publish = false;
+      } else if (a.equals("--strict-scope")) {
+        strictScope = true;
       } else {
-        System.err.println("usage: JavaDemoClient [--no-publish]");
+        System.err.println("usage: JavaDemoClient [--no-publish] [--strict-scope]");
         System.exit(2);
       }
     }
@@ -55,7 +62,10 @@ public final class JavaDemoClient {
       String ns = me.nspace();
       int rank = me.rank();
       int size = Math.toIntExact(PMIx.get(Proc.wildcard(ns), Keys.JOB_SIZE.name()).asLong());
-      ok(step, t0, "rank=" + rank + " size=" + size + " nspace=" + ns);
+      // Which data plane the client chose (hash, or the shared-memory ds21/ds12 of a libpmix 4.x
+      // server): a diagnostic the facade does not offer, read from the library's internals.
+      String gds = io.pmix.client.internal.ClientHolder.require().gdsModule();
+      ok(step, t0, "rank=" + rank + " size=" + size + " nspace=" + ns + " gds=" + gds);
 
       step = "put";
       t0 = System.nanoTime();
@@ -83,7 +93,21 @@ public final class JavaDemoClient {
         for (int i = 0; i < KEYS.length; i++) {
           Scope s = KEYS[i].scope;
           if (p != rank && ((s == Scope.LOCAL && !isLocal) || (s == Scope.REMOTE && isLocal))) {
-            continue; // out of scope for us
+            // Out of scope for us: with --strict-scope it must not be found.
+            if (strictScope) {
+              gets++;
+              try {
+                Value got = PMIx.get(Proc.of(ns, p), keyName(i, p), timeout());
+                fail(step, t0, "peer=" + p + " key=" + keyName(i, p) + " scope=" + s + " got="
+                    + got + " want=NOT-FOUND");
+              } catch (PmixException e) {
+                if (!e.status().equals(Status.ERR_NOT_FOUND)) {
+                  fail(step, t0, "peer=" + p + " key=" + keyName(i, p) + " scope=" + s + " got="
+                      + e.status() + " want=NOT-FOUND");
+                }
+              }
+            }
+            continue;
           }
           Value got = PMIx.get(Proc.of(ns, p), keyName(i, p), timeout());
           gets++;

@@ -66,7 +66,7 @@ class ClusterHostTest {
     links.forEach(Interconnect::close);
   }
 
-  /** A node's fence blob as a server makes it (commands.md 7.1, native form). */
+  /** A node's fence blob as a server makes it (docs/commands.md §7.1, native form). */
   private static byte[] nodeBlob(int rank, String value) {
     ByteBuf rankBlob = Unpooled.buffer();
     ByteBuf node = Unpooled.buffer();

@@ -11,6 +11,7 @@ import io.pmix.testkit.demo.JavaDemoClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +24,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Our Java client and libpmix's C client as the tasks of real Slurm steps ({@code srun
  * --mpi=pmix}: Slurm 22.05's own PMIx server, libpmix 4.2.2 in slurmstepd, default settings),
  * each rank reading every peer's keys of each scope after a collecting fence.
+ *
+ * <p>The mixed steps put Java and C ranks into one job ({@code srun --multi-prog}). Slurm's
+ * server exports {@code PMIX_GDS_MODULE=ds21,ds12,hash}, the C ranks take ds21, and libpmix 4.2.2
+ * keeps one gds module per namespace (the one the last connecting client announced): the steps
+ * pass only because our client chooses, attaches and reads ds21 as the C ranks do (docs/gds.md).
+ * Every rank gets every other rank's keys of every type, in scope, and with {@code
+ * --strict-scope} the out-of-scope ones, which must give NOT_FOUND.
  */
 @ExtendWith({SlurmExtension.class, PmixTestExtension.class})
 class SrunIT {
@@ -34,6 +42,7 @@ class SrunIT {
   void javaOnlyStepOfFourRanks(SingleNodeSlurm slurm) throws Exception {
     Step s = srun(slurm, List.of("-n", "4"), javaCommand());
     s.assertAllOk(4, 7);
+    s.assertJavaGds(4, "ds21");
   }
 
   @Test
@@ -42,6 +51,80 @@ class SrunIT {
     cmd.addAll(List.of(C_STEPS));
     Step s = srun(slurm, List.of("-n", "4"), cmd);
     s.assertAllOk(4, 7);
+  }
+
+  @Test
+  void mixedStepOfTwoRanksJavaOnRankZero(SingleNodeSlurm slurm) throws Exception {
+    Step s = mixed(slurm, 2, true);
+    s.assertAllOk(2, 7);
+    s.assertJavaGds(1, "ds21");
+  }
+
+  @Test
+  void mixedStepOfTwoRanksCOnRankZero(SingleNodeSlurm slurm) throws Exception {
+    Step s = mixed(slurm, 2, false);
+    s.assertAllOk(2, 7);
+    s.assertJavaGds(1, "ds21");
+  }
+
+  @Test
+  void mixedStepOfFourRanksJavaOnEvenRanks(SingleNodeSlurm slurm) throws Exception {
+    Step s = mixed(slurm, 4, true);
+    s.assertAllOk(4, 7);
+    s.assertJavaGds(2, "ds21");
+  }
+
+  @Test
+  void mixedStepOfFourRanksCOnEvenRanks(SingleNodeSlurm slurm) throws Exception {
+    Step s = mixed(slurm, 4, false);
+    s.assertAllOk(4, 7);
+    s.assertJavaGds(2, "ds21");
+  }
+
+  /**
+   * A Java client cycling init/finalize 1,000 times in one task, each cycle on ds21: afterwards
+   * no extra thread or descriptor and no mapping of the store's segments remains (checked every
+   * hundred cycles too), and its one ds21 lock slot served every cycle (a C client would have
+   * fallen back to ds12 at its second init: libpmix never frees a slot, docs/gds.md section 5).
+   */
+  @Test
+  void aJavaClientCyclesAThousandTimesOnDs21(SingleNodeSlurm slurm) throws Exception {
+    List<String> cmd = new ArrayList<>(javaCommand().subList(0, 5));
+    cmd.addAll(List.of(CyclingClientMain.class.getName(), "1000", "ds21"));
+    Step s = srun(slurm, List.of("-n", "1"), cmd, Timing.seconds(600));
+    assertEquals(0, s.exit(), s.all());
+    String line =
+        s.lines().get(0).stream().filter(l -> l.startsWith("CYCLES ")).findFirst().orElse("");
+    assertTrue(line.startsWith("CYCLES OK n=1000 "), s.all());
+    System.out.println("SrunIT: " + line);
+  }
+
+  /**
+   * A step of {@code n} ranks, Java on the even ranks and C on the odd ones ({@code javaEven}),
+   * or the other way round; rank 0 is then Java, or C.
+   */
+  private static Step mixed(SingleNodeSlurm slurm, int n, boolean javaEven) throws Exception {
+    List<String> java = new ArrayList<>(javaCommand());
+    java.add("--strict-scope");
+    List<String> c = new ArrayList<>(List.of(CCompiler.clientCheck().toString(), "--strict-scope"));
+    c.addAll(List.of(C_STEPS));
+    StringBuilder even = new StringBuilder();
+    StringBuilder odd = new StringBuilder();
+    for (int r = 0; r < n; r++) {
+      StringBuilder b = r % 2 == 0 ? even : odd;
+      b.append(b.length() == 0 ? "" : ",").append(r);
+    }
+    String conf =
+        even + " " + String.join(" ", javaEven ? java : c) + "\n"
+            + odd + " " + String.join(" ", javaEven ? c : java) + "\n";
+    Path file = Files.createTempFile(slurm.directory(), "multi-prog", ".conf");
+    try {
+      Files.writeString(file, conf, UTF_8);
+      return srun(
+          slurm, List.of("-n", Integer.toString(n), "--multi-prog"), List.of(file.toString()));
+    } finally {
+      Files.deleteIfExists(file);
+    }
   }
 
   /** The java command line of a JavaDemoClient rank (this JVM's class path). */
@@ -58,6 +141,16 @@ class SrunIT {
 
   /** What one srun printed, by rank (srun -l labels every line "rank: "). */
   record Step(int exit, Map<Integer, List<String>> lines, String all) {
+    /** {@code javaRanks} Java ranks said they read their data through {@code gds}. */
+    void assertJavaGds(int javaRanks, String gds) {
+      long n =
+          lines.values().stream()
+              .flatMap(List::stream)
+              .filter(l -> l.startsWith("STEP init OK lang=java ") && l.endsWith(" gds=" + gds))
+              .count();
+      assertEquals(javaRanks, n, all);
+    }
+
     void assertAllOk(int ranks, int steps) {
       assertEquals(0, exit, all);
       assertEquals(ranks, lines.size(), all);
@@ -72,6 +165,12 @@ class SrunIT {
 
   static Step srun(SingleNodeSlurm slurm, List<String> options, List<String> command)
       throws IOException, InterruptedException {
+    return srun(slurm, options, command, Timing.seconds(120));
+  }
+
+  static Step srun(
+      SingleNodeSlurm slurm, List<String> options, List<String> command, Duration timeout)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>(List.of("srun", "--mpi=pmix", "-l", "--kill-on-bad-exit=0"));
     cmd.addAll(options);
     cmd.addAll(command);
@@ -79,7 +178,7 @@ class SrunIT {
     try {
       Process p =
           slurm.command(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-      if (!p.waitFor(Timing.seconds(120).toSeconds(), TimeUnit.SECONDS)) {
+      if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
         p.destroyForcibly().waitFor();
         throw new AssertionError("srun did not end:\n" + Files.readString(out, UTF_8));
       }

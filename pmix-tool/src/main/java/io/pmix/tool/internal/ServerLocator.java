@@ -23,8 +23,8 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * Turns a {@link Target} into the servers to try, reading rendezvous files (transport.md sections
- * 3.4 and 4.2). Blocking file I/O; stateless.
+ * Turns a {@link Target} into the servers to try, reading rendezvous files (docs/transport.md
+ * §3.4 and §4.2). Blocking file I/O; stateless.
  *
  * <p>Differences from the 4.2.2 C tool, all deliberate:
  *

@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * The only process-wide state of the tool library: one {@link LibraryHolder} with the tool's own
  * reference count, its init-once latch and the current {@link ToolState}. Separate from the
  * client's holder: a process may be a client and a tool at once, and each role counts and tears
- * down through its own code (init-finalize-lifecycle.txt section 6.2.9). The last finalize resets
+ * down through its own code (docs/lifecycle.md §6.2.9). The last finalize resets
  * the latch (else the next init would fail with {@code ERR_INIT}) and drops the state, whose
  * teardown releases everything the init constructed, used or not.
  *

@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * What one {@code PMIxTool.init} was asked for, read once from its directives and a snapshot of
  * the environment (so tests can hand in any map, and a changed environment is honoured by the
  * next init): who the tool is, which kind of connector it announces (flags 3 to 8 of
- * transport.md section 6.3), where its server is to be found (section 4.2), and the temporary
+ * docs/transport.md §6.3), where its server is to be found (§4.2), and the temporary
  * directories it searches. Immutable; part of one cycle's state and forgotten with it.
  *
  * @param identity the name the tool gives itself, if any (attributes or environment)
@@ -63,7 +63,7 @@ public record ToolSettings(
     boolean retriesGiven,
     ImmutableList<Info> connectInfo) {
 
-  /** Where a tool looks for its server (transport.md section 4.2, in its order). */
+  /** Where a tool looks for its server (docs/transport.md §4.2, in its order). */
   public sealed interface Target {
     /** Route 1: a URI given as {@code pmix.srvr.uri} or {@code pmix.tcp.uri}. */
     record ByUri(String uri) implements Target {}

@@ -49,7 +49,7 @@ import org.jspecify.annotations.Nullable;
  * shared connector machinery of pmix-common ({@link ConnectorSession}: threads, connection, tags,
  * pending requests, event registrations, IOF sinks, the peer store). Built by the first init and
  * shut down by the last finalize through its own code path, after which every piece of it reports
- * released (init-finalize-lifecycle.txt section 6.2.9): the tmpdir choices in particular are
+ * released (docs/lifecycle.md §6.2.9): the tmpdir choices in particular are
  * forgotten, so the next init reads the environment afresh.
  *
  * <p>Threading: the session's fields are confined to its progress thread; the few fields here are

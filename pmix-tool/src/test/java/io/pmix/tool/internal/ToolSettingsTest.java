@@ -19,7 +19,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Reading PMIx_tool_init's directives and environment (transport.md sections 4.2 and 6.3). */
+/** Reading PMIx_tool_init's directives and environment (docs/transport.md §4.2 and §6.3). */
 class ToolSettingsTest {
   private static ToolSettings parse(Map<String, String> env, Info... directives) {
     return ToolSettings.parse(env, List.of(directives));

@@ -17,6 +17,7 @@ import io.pmix.common.Value;
 import io.pmix.common.internal.connector.LocalProcess;
 import io.pmix.common.internal.connector.RendezvousFile;
 import io.pmix.common.internal.connector.Role;
+import io.pmix.common.testing.Await;
 import io.pmix.common.testing.TeardownContract;
 import io.pmix.tool.IofChannel;
 import io.pmix.tool.PMIxTool;
@@ -32,7 +33,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -95,7 +95,7 @@ class ToolCHostServerIT {
     CompletableFuture<Event> local = new CompletableFuture<>();
     long id = PMIxTool.registerEventHandler(List.of(Status.of(-4711)), local::complete);
     PMIxTool.notifyEvent(Status.of(-4711), DataRange.PROC_LOCAL, Info.of("k", "v"));
-    Event e = local.get(10, TimeUnit.SECONDS);
+    Event e = Await.get(local, Duration.ofSeconds(10));
     assertEquals(PMIxTool.myProc(), e.source());
     assertEquals("v", e.find("k").orElseThrow().value().asString());
     PMIxTool.deregisterEventHandler(id);
@@ -195,7 +195,7 @@ class ToolCHostServerIT {
       CompletableFuture<Event> lost = new CompletableFuture<>();
       PMIxTool.registerEventHandler(List.of(Status.ERR_LOST_CONNECTION), lost::complete);
       doomed.close();
-      assertEquals(Status.ERR_LOST_CONNECTION, lost.get(30, TimeUnit.SECONDS).status());
+      assertEquals(Status.ERR_LOST_CONNECTION, Await.get(lost, Duration.ofSeconds(30)).status());
       PmixException after = assertThrows(PmixException.class, PMIxTool::queryNamespaces);
       assertEquals(Status.ERR_LOST_CONNECTION, after.status());
       PMIxTool.finalize();
@@ -272,7 +272,7 @@ class ToolCHostServerIT {
     PMIxTool.registerEventHandler(List.of(Status.of(-4712)), got::complete);
     if (i % 10 == 0) {
       PMIxTool.notifyEvent(Status.of(-4712), DataRange.PROC_LOCAL);
-      assertEquals(-4712, got.get(10, TimeUnit.SECONDS).status().code());
+      assertEquals(-4712, Await.get(got, Duration.ofSeconds(10)).status().code());
     }
     PMIxTool.finalize();
     TeardownContract.assertNothingRemains(ToolHolder.holder());

@@ -13,6 +13,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.internal.connector.Role;
+import io.pmix.common.testing.Await;
 import io.pmix.common.testing.TeardownContract;
 import io.pmix.server.HostModule;
 import io.pmix.server.PMIxServer;
@@ -24,12 +25,12 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -112,17 +113,12 @@ class ToolJavaServerIT {
   }
 
   /** Waits until the server holds no tool peer any more (a tool peer is freed at close). */
-  private void assertServerForgotTheTool() throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    ServerSnapshot s = server.snapshot();
-    while (System.nanoTime() < deadline) {
-      s = server.snapshot();
-      if (s.peers().stream().noneMatch(p -> p.role() == ServerSnapshot.Role.TOOL)) {
-        return;
-      }
-      Thread.sleep(10);
-    }
-    throw new AssertionError("the server still holds tool peers: " + s.toJson());
+  private void assertServerForgotTheTool() {
+    Await.until(
+        server::snapshot,
+        s -> s.peers().stream().noneMatch(p -> p.role() == ServerSnapshot.Role.TOOL),
+        Duration.ofSeconds(10),
+        s -> "the server still holds tool peers: " + s.toJson());
   }
 
   @Test
@@ -176,10 +172,10 @@ class ToolJavaServerIT {
             Proc.of(SERVER_NSPACE, 0),
             DataRange.SESSION.code(),
             List.of(Info.of("ev.data", "from the server"))));
-    Event e = got.get(10, TimeUnit.SECONDS);
+    Event e = Await.get(got, Duration.ofSeconds(10));
     assertEquals("from the server", e.find("ev.data").orElseThrow().value().asString());
     PMIxTool.notifyEvent(Status.of(-5002), DataRange.PROC_LOCAL);
-    assertEquals(Proc.of("watcher", 0), local.get(10, TimeUnit.SECONDS).source());
+    assertEquals(Proc.of("watcher", 0), Await.get(local, Duration.ofSeconds(10)).source());
     PMIxTool.finalize();
   }
 

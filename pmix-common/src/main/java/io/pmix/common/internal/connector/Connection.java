@@ -43,6 +43,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -67,11 +68,13 @@ final class Connection implements SessionPart {
   /** Where the connection hands what is not a reply; all on the progress thread. */
   interface Listener {
     /**
-     * The REQ reply of {@code self}'s namespace arrived; the init completes when this returns.
+     * The REQ reply of {@code self}'s namespace arrived; the init completes when {@code done} is
+     * called (on the progress thread, at once or later) with null, or fails with what it is
+     * called with.
      *
-     * @throws PmixException to fail the init instead
+     * @throws PmixException to fail the init at once
      */
-    void onJobData(Proc self, ReqReply reply);
+    void onJobData(Proc self, ReqReply reply, Consumer<@Nullable PmixException> done);
 
     /** A push on a reserved tag (0 events, 2 forwarded output). */
     void onPush(int tag, PmixReader payload);
@@ -402,13 +405,7 @@ final class Connection implements SessionPart {
                   Status.ERROR,
                   "job data for namespace " + data.nspace() + ", not " + self.nspace());
             }
-            listener.onJobData(self, data);
-            ready = true;
-            CompletableFuture<Void> f = initFuture;
-            initFuture = null;
-            if (f != null) {
-              threads.complete(f, null);
-            }
+            listener.onJobData(self, data, failure -> jobDataDone(failure));
           }
 
           @Override
@@ -417,6 +414,23 @@ final class Connection implements SessionPart {
             closeChannel();
           }
         });
+  }
+
+  /** The job data is complete (or could not be): the init ends, unless it failed meanwhile. */
+  private void jobDataDone(@Nullable PmixException failure) {
+    if (initFuture == null) {
+      // The connection was lost (or given up) while the job data was being completed.
+      return;
+    }
+    if (failure != null) {
+      failInit(failure);
+      closeChannel();
+      return;
+    }
+    ready = true;
+    CompletableFuture<Void> f = initFuture;
+    initFuture = null;
+    threads.complete(f, null);
   }
 
   private void closeChannel() {

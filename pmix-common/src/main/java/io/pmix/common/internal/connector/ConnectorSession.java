@@ -13,6 +13,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.gds.GdsModule;
 import io.pmix.common.internal.message.IofDelivery;
 import io.pmix.common.internal.message.LogRequest;
 import io.pmix.common.internal.message.Message;
@@ -35,6 +36,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -75,6 +77,7 @@ public final class ConnectorSession {
   private final LibraryThreads threads;
   private final ReplyRouter router;
   private final Connection connection;
+  private final GdsAccess gds;
   private final GetResolver gets;
   private final EventRegistry events;
   private final IofSinks iof;
@@ -96,7 +99,8 @@ public final class ConnectorSession {
     this.threads = new LibraryThreads(role);
     this.router = new ReplyRouter();
     this.connection = new Connection(threads, router, messages, new Inbound());
-    this.gets = new GetResolver(threads, connection);
+    this.gds = new GdsAccess(threads);
+    this.gets = new GetResolver(threads, connection, gds);
     this.events = new EventRegistry(threads, connection);
     this.iof = new IofSinks(threads, connection);
     this.jobs = new JobRequests(connection, gets, messages);
@@ -104,16 +108,20 @@ public final class ConnectorSession {
 
   /** Every part, in the order their bookkeeping is listed and their state released. */
   List<SessionPart> parts() {
-    return List.of(threads, connection, router, gets, events, iof, jobs);
+    return List.of(threads, connection, router, gets, gds, events, iof, jobs);
   }
 
   /** What the connection hands over: the job data, the pushes, the loss of the server. */
   private final class Inbound implements Connection.Listener {
     @Override
-    public void onJobData(Proc self, ReqReply reply) {
+    public void onJobData(
+        Proc self, ReqReply reply, Consumer<@Nullable PmixException> done) {
       DataStore s = new DataStore(self, hostname, format);
       s.ingestJobData(reply.nspace(), messages.reader(reply.jobData()));
       gets.install(s);
+      // A dstore client's REQ reply holds only the info arrays: the rest is in shared memory.
+      // The future is nobody's: should the cycle end meanwhile, the init has failed already.
+      gets.completeJobData(self, new CompletableFuture<Void>(), done);
     }
 
     @Override
@@ -307,10 +315,50 @@ public final class ConnectorSession {
     return call(f -> connection.open(plan, f));
   }
 
+  /**
+   * As {@link #open(ConnectPlan)}, for a client that chose and attached the shared-memory store
+   * {@code gds} and announces it in {@code plan}'s connect request: job-level and modex data are
+   * read from it (docs/gds.md). The session owns {@code gds} from this call on, whatever happens,
+   * and closes it when the cycle ends.
+   *
+   * @throws IllegalArgumentException if the request announces another module
+   */
+  public CompletableFuture<Void> open(ConnectPlan plan, GdsModule gds) {
+    requireNonNull(plan, "plan");
+    requireNonNull(gds, "gds");
+    if (!plan.request().gdsModule().equals(gds.name())) {
+      gds.close();
+      throw new IllegalArgumentException(
+          "the connect request announces " + plan.request().gdsModule() + ", not " + gds.name());
+    }
+    AtomicBoolean handed = new AtomicBoolean();
+    CompletableFuture<Void> f =
+        call(
+            g -> {
+              handed.set(true);
+              this.gds.install(gds);
+              connection.open(plan, g);
+            });
+    if (f.isDone() && !handed.get()) {
+      // Refused (the session has stopped): the body never ran, so the module is still ours.
+      gds.close();
+    }
+    return f;
+  }
+
+  /** The gds module this cycle reads its data through: {@code ds21}, {@code ds12} or hash. */
+  public String gdsModule() {
+    return threads.read(gds::name);
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Get (GetResolver)
 
-  /** Gets {@code key} of {@code proc}: from the local store when it can, else from the server. */
+  /**
+   * Gets {@code key} of {@code proc}: from the local store when it can, else from the server. On a
+   * shared-memory store a peer's key is read on the calling thread first (unless it is one of this
+   * session's threads); found, the future returned is complete already.
+   */
   public CompletableFuture<Value> get(Proc proc, String key, List<Info> directives) {
     return gets.get(proc, key, directives);
   }

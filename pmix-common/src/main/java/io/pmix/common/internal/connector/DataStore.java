@@ -25,8 +25,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * A connector's local copy of everything it may be asked for (the "peer store"): the job data the
  * server sent at init (and with later replies, for other namespaces), the data of peers fetched by
- * earlier gets, and this process's own puts. It decides, as OpenPMIx 4.2.2's hash store does (commands.md sections
- * 6.1 and 6.3), whether a get can be answered here, must fail here, or needs the server.
+ * earlier gets, and this process's own puts. It decides, as OpenPMIx 4.2.2's hash store does
+ * (docs/commands.md §6.1 and §6.3), whether a get can be answered here, must fail here, or needs the server.
  *
  * <p>Not thread-safe: owned by one connector session and touched only on its progress thread.
  */
@@ -173,6 +173,41 @@ public final class DataStore {
     Namespace ns = namespaces.computeIfAbsent(nspace, k -> new Namespace());
     while (kvals.hasRemaining()) {
       ingest(ns, (Value.KVal) kvals.unpackOne(DataType.KVAL));
+    }
+  }
+
+  /**
+   * Reads job-level records of {@code nspace} as a shared-memory store holds them (rank
+   * WILDCARD, in stored order): the same keys as a job-data stream, so the same rules apply
+   * ({@code pmix.pdata} arrays become rank data, info arrays realms, the rest job-level values).
+   */
+  public void ingestJobRecords(String nspace, List<Info> records) {
+    Namespace ns = namespaces.computeIfAbsent(nspace, k -> new Namespace());
+    for (Info i : records) {
+      ingest(ns, new Value.KVal(i.key(), i.value()));
+    }
+  }
+
+  /**
+   * Whether rank-level job data of {@code proc} (a rank) is here: from the job data, or from
+   * {@link #ingestRankData}, even if that found none.
+   */
+  public boolean hasRankData(Proc proc) {
+    Namespace ns = namespaces.get(proc.nspace());
+    return ns != null && ns.ranks.containsKey(proc.rank());
+  }
+
+  /**
+   * Keeps the reserved keys of {@code records}, what a shared-memory store holds for the rank
+   * {@code proc}, as its rank-level job data; its other keys are modex data, read afresh from the
+   * store at each get. Afterwards {@link #hasRankData} is true for {@code proc}.
+   */
+  public void ingestRankData(Proc proc, List<Info> records) {
+    Map<String, Value> m = namespace(proc.nspace()).rank(proc.rank());
+    for (Info i : records) {
+      if (isReserved(i.key())) {
+        m.putIfAbsent(i.key(), i.value());
+      }
     }
   }
 

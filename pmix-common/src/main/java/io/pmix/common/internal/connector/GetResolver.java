@@ -9,14 +9,18 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.internal.gds.GdsModule;
 import io.pmix.common.internal.message.GetNbReply;
 import io.pmix.common.internal.message.GetNbRequest;
+import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,9 +30,21 @@ import org.jspecify.annotations.Nullable;
  * one GETNB per proc at a time, the gets of the same proc queued behind it and resolved against
  * the store once its answer is in (docs/commands.md §6.3).
  *
+ * <p>A client that chose a shared-memory store ({@link GdsAccess}, docs/gds.md) reads what the
+ * server keeps there as a libpmix client does: the job-level data once, when the job data comes
+ * at init; a rank's job-level keys once, at the first get about that rank (unless the job data
+ * already described it); and every other key of its namespace afresh at each get that the local
+ * store does not answer, before the server is asked. A miss there (no such key, or no data of the
+ * rank yet) asks the server; its answer for a dstore namespace may carry the data, part of it
+ * (the keys the server's own hash store has), or nothing (libpmix's server finds the data in the
+ * store and says so with an empty success), so after it the store is read again. The reads run on
+ * the reader thread; what they find is used here, on the progress thread.
+ *
  * <p>Confined to the progress thread.
  */
 final class GetResolver implements SessionPart {
+  private static final System.Logger LOG = System.getLogger(GetResolver.class.getName());
+
   /** A get waiting for the server, and the gets of the same proc queued behind it. */
   private static final class GetQueue {
     final List<GetRequest> waiting = new ArrayList<>();
@@ -39,6 +55,7 @@ final class GetResolver implements SessionPart {
 
   private final LibraryThreads threads;
   private final Connection connection;
+  private final GdsAccess gds;
 
   @Bookkept("session.peerStore")
   private @Nullable DataStore store;
@@ -46,9 +63,10 @@ final class GetResolver implements SessionPart {
   @Bookkept("session.queuedGets")
   private final Map<Proc, GetQueue> gets = new HashMap<>();
 
-  GetResolver(LibraryThreads threads, Connection connection) {
+  GetResolver(LibraryThreads threads, Connection connection, GdsAccess gds) {
     this.threads = requireNonNull(threads, "threads");
     this.connection = requireNonNull(connection, "connection");
+    this.gds = requireNonNull(gds, "gds");
   }
 
   /** Installs the cycle's store once the job data (or the standalone description) is in. */
@@ -69,25 +87,128 @@ final class GetResolver implements SessionPart {
     return s;
   }
 
-  /** Gets {@code key} of {@code proc}: from the local store when it can, else from the server. */
+  /**
+   * Completes the job data of {@code self}'s namespace from the shared-memory store, if one is
+   * attached: its job-level records and this process's own rank-level keys, which a dstore
+   * client's REQ reply leaves out (docs/gds.md section 3). {@code done} runs on the progress
+   * thread, with null or the failure; at once when no store is attached. If the cycle ends
+   * meanwhile, {@code owner} fails instead.
+   */
+  void completeJobData(
+      Proc self, CompletableFuture<?> owner, Consumer<@Nullable PmixException> done) {
+    DataStore st = store();
+    if (!gds.attached()) {
+      done.accept(null);
+      return;
+    }
+    Proc wildcard = Proc.wildcard(self.nspace());
+    gds.read(
+        owner,
+        m -> List.of(m.fetchRecords(wildcard), m.fetchRecords(self)),
+        found -> {
+          // No records yet is no failure: a server that has not written them answers a get.
+          found.get(0).ifPresent(records -> st.ingestJobRecords(self.nspace(), records));
+          if (!st.hasRankData(self)) {
+            st.ingestRankData(self, found.get(1).orElse(List.of()));
+          }
+          done.accept(null);
+        },
+        done::accept);
+  }
+
+  /**
+   * Gets {@code key} of {@code proc}: from the local store when it can, else from the server. A
+   * peer's modex key in a shared-memory store is read on the calling thread first, as libpmix's
+   * client does ({@code _getfn_fastpath}): found, the future returned is complete already.
+   */
   CompletableFuture<Value> get(Proc proc, String key, List<Info> directives) {
     requireNonNull(proc, "proc");
     requireNonNull(key, "key");
     List<Info> ds = List.copyOf(directives);
+    if (gds.attached() && fastPath(proc, key, ds)) {
+      Value v = gds.readOnCaller(proc, key);
+      if (v != null) {
+        try {
+          return CompletableFuture.completedFuture(CompressedStrings.expand(v));
+        } catch (PmixException e) {
+          return CompletableFuture.failedFuture(e);
+        }
+      }
+    }
     return threads.call(f -> resolve(new GetRequest(proc, key, ds, f)));
+  }
+
+  /**
+   * Whether a get may read the store before the local one is asked: a peer's (another rank of
+   * our namespace) non-reserved key, without qualifiers. The local store holds such a key only
+   * from an earlier answer of the server, which the store has as well, and fresher; our own keys,
+   * job-level data and realms keep their order of lookup.
+   */
+  private boolean fastPath(Proc proc, String key, List<Info> directives) {
+    if (proc.isSpecialRank() || DataStore.isReserved(key) || connection.isStandalone()) {
+      return false;
+    }
+    Proc self;
+    try {
+      self = connection.me();
+    } catch (IllegalStateException e) {
+      return false;
+    }
+    if (!proc.nspace().equals(self.nspace()) || proc.rank() == self.rank()) {
+      return false;
+    }
+    for (Info i : directives) {
+      if ((i.flags() & Info.QUALIFIER) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Whether {@code g} may be read from the shared-memory store: one is attached, the proc is of
+   * our namespace (a libpmix client reads no other from it) and a rank or WILDCARD, and no
+   * qualifier asks for a value only the hash rules select.
+   */
+  private boolean readsShared(GetRequest g) {
+    if (!gds.attached() || !g.proc().nspace().equals(connection.me().nspace())) {
+      return false;
+    }
+    int rank = g.proc().rank();
+    if (g.proc().isSpecialRank() && rank != Proc.RANK_WILDCARD) {
+      return false;
+    }
+    for (Info i : g.directives()) {
+      if ((i.flags() & Info.QUALIFIER) != 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void resolve(GetRequest g) {
     DataStore st = store();
     Proc self = connection.me();
+    boolean shared = readsShared(g);
+    if (shared && !g.proc().isSpecialRank() && !st.hasRankData(g.proc())) {
+      // The rank's job-level keys (host, node, app, local rank...) once, so that the realm rules
+      // of the local store work for it as with hash; then the get proper.
+      gds.read(
+          g.future(),
+          m -> m.fetchRecords(g.proc()),
+          records -> {
+            st.ingestRankData(g.proc(), records.orElse(List.of()));
+            resolve(g);
+          },
+          e -> threads.fail(g.future(), e));
+      return;
+    }
     DataStore.Lookup l = st.lookup(g.proc(), g.key(), g.directives());
     if (l instanceof DataStore.Lookup.Found found) {
       completeGet(g.future(), found.value());
       return;
     }
-    if (l instanceof DataStore.Lookup.Absent
-        || DataStore.flag(g.directives(), "pmix.optional")
-        || connection.isStandalone()) {
+    if (l instanceof DataStore.Lookup.Absent || connection.isStandalone()) {
       threads.fail(g.future(), DataStore.notFound(g.proc(), g.key()));
       return;
     }
@@ -98,6 +219,55 @@ final class GetResolver implements SessionPart {
       threads.fail(g.future(), DataStore.notFound(g.proc(), g.key()));
       return;
     }
+    if (shared) {
+      readShared(
+          g,
+          found -> {
+            if (found != null) {
+              completeGet(g.future(), found);
+            } else {
+              askServer(g);
+            }
+          });
+      return;
+    }
+    askServer(g);
+  }
+
+  /**
+   * Reads {@code g}'s key from the shared-memory store, then gives {@code then} the value, or null
+   * if the store has none. A reserved key a rank lacks is looked for in the job-level data too,
+   * as the local store does.
+   */
+  private void readShared(GetRequest g, Consumer<@Nullable Value> then) {
+    Proc p = g.proc();
+    String key = g.key();
+    gds.read(
+        g.future(),
+        m -> {
+          GdsModule.Fetched f = m.fetch(p, key);
+          if (!(f instanceof GdsModule.Fetched.Found)
+              && !p.isSpecialRank()
+              && DataStore.isReserved(key)) {
+            f = m.fetch(Proc.wildcard(p.nspace()), key);
+          }
+          return f instanceof GdsModule.Fetched.Found found ? Optional.of(found.value())
+              : Optional.<Value>empty();
+        },
+        v -> then.accept(v.orElse(null)),
+        e -> threads.fail(g.future(), e));
+  }
+
+  /** Asks the server for {@code g}'s proc, or queues behind the request already asking. */
+  private void askServer(GetRequest g) {
+    if (DataStore.flag(g.directives(), "pmix.optional")) {
+      threads.fail(g.future(), DataStore.notFound(g.proc(), g.key()));
+      return;
+    }
+    DataStore st = store();
+    Proc self = connection.me();
+    boolean ownNspace = g.proc().nspace().equals(self.nspace());
+    boolean reserved = DataStore.isReserved(g.key());
     GetQueue q = gets.get(g.proc());
     if (q != null) {
       q.waiting.add(g);
@@ -119,8 +289,21 @@ final class GetResolver implements SessionPart {
           public void onReply(PmixReader r) {
             GetNbReply reply = GetNbReply.decode(r);
             Status s = reply.status();
+            if (LOG.isLoggable(Level.DEBUG)) {
+              LOG.log(
+                  Level.DEBUG,
+                  "GETNB reply for {0} of {1}: {2}, blobs of {3} bytes",
+                  g.key(),
+                  g.proc(),
+                  s,
+                  reply.blobs().stream().map(b -> b.length).toList());
+            }
             for (byte[] blob : reply.blobs()) {
-              st.ingestGetBlob(blob, g.proc());
+              // A dstore namespace's data found only in the store comes back as an empty blob
+              // (libpmix's dstore modules assemble nothing): it is read from the store below.
+              if (blob.length > 0) {
+                st.ingestGetBlob(blob, g.proc());
+              }
             }
             finishGet(
                 g,
@@ -156,6 +339,17 @@ final class GetResolver implements SessionPart {
         && st.lookup(leader.proc(), leader.key(), leader.directives())
             instanceof DataStore.Lookup.Found found) {
       completeGet(leader.future(), found.value());
+    } else if (st != null && readsShared(leader)) {
+      // The server stored the data in the shared-memory store before answering: read it there.
+      readShared(
+          leader,
+          v -> {
+            if (v != null) {
+              completeGet(leader.future(), v);
+            } else {
+              threads.fail(leader.future(), DataStore.notFound(leader.proc(), leader.key()));
+            }
+          });
     } else {
       threads.fail(leader.future(), DataStore.notFound(leader.proc(), leader.key()));
     }

@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * LibraryState}. The first init sets the latch and builds the state; nested inits only count; the
  * last finalize drops the state, shuts it down (waiting for its threads) and resets the latch,
  * leaving the holder exactly as before the first init, so the next init starts from a clean
- * slate (init-finalize-lifecycle.txt sections 6.2.8 and 6.2.9). Each role has its own holder and
+ * slate (docs/lifecycle.md §6.2.8 and §6.2.9). Each role has its own holder and
  * its own counter, and tears down through its own state's code.
  *
  * <p>{@link #processWideState()} lists every field, so a test can check them all.

@@ -8,8 +8,8 @@ import java.util.Map;
  * What one init/finalize cycle of a library role owns: every thread, connection, collection,
  * cached choice and flag the cycle creates lives in one object implementing this, built by the
  * first init and shut down by the last finalize ({@link LibraryHolder}). Nothing of a cycle is
- * kept in a static field, so nothing can leak into the next cycle (init-finalize-lifecycle.txt
- * section 6.2.8: every latch reset, every freed global nulled, every per-cycle flag reset).
+ * kept in a static field, so nothing can leak into the next cycle (docs/lifecycle.md
+ * §6.2.8: every latch reset, every freed global nulled, every per-cycle flag reset).
  */
 public interface LibraryState {
   /**

@@ -32,9 +32,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The threads of one connector cycle and the hand-offs between them: one progress thread (the
- * Netty event loop that owns the connection and all mutable state) and one callback thread (where
+ * Netty event loop that owns the connection and all mutable state), one callback thread (where
  * futures complete and event handlers run, so application code never runs on the progress
- * thread). Both are daemon threads: an application that forgets to finalize can still exit. The
+ * thread) and, in cycles that read a shared-memory data store, one reader thread (a read may wait
+ * for the server's write lock, which the progress thread must never do). All are daemon threads: an application that forgets to finalize can still exit. The
  * part of a {@link ConnectorSession} that every other part hands its work through.
  *
  * <p>A blocking call made on one of a role's own threads would wait for work only that same thread
@@ -72,6 +73,9 @@ public final class LibraryThreads implements SessionPart {
   @Bookkept("session.callbackExecutorRunning")
   private final ExecutorService callbacks;
 
+  @Bookkept("session.gdsReaderRunning")
+  private final ExecutorService reader;
+
   /** Set once both threads have ended: from then on their state may be read directly. */
   private volatile boolean stopped;
 
@@ -85,6 +89,8 @@ public final class LibraryThreads implements SessionPart {
     this.loop = group.next();
     this.callbacks =
         Executors.newSingleThreadExecutor(factory(role, role.callbackThread(), threads::add));
+    // Like the callback thread, the reader starts with its first task: a cycle on hash has none.
+    this.reader = Executors.newSingleThreadExecutor(factory(role, role.gdsThread(), threads::add));
   }
 
   /** A factory of library threads with this exact name, each handed to {@code started}. */
@@ -199,6 +205,15 @@ public final class LibraryThreads implements SessionPart {
   }
 
   /**
+   * Runs {@code task} on the reader thread, in order with the tasks handed to it before.
+   *
+   * @throws RejectedExecutionException once the threads are stopping
+   */
+  void read(Runnable task) {
+    reader.execute(task);
+  }
+
+  /**
    * Runs application code (event handlers, output sinks) on the callback thread, after every
    * completion handed to it before; a handler that throws is logged and the rest still run.
    * Dropped once finalizing: nothing is delivered any more then.
@@ -251,15 +266,10 @@ public final class LibraryThreads implements SessionPart {
     group
         .shutdownGracefully(0, 0, TimeUnit.SECONDS)
         .awaitUninterruptibly(THREAD_STOP_WAIT.toMillis());
-    callbacks.shutdown();
-    boolean interrupted = false;
-    try {
-      if (!callbacks.awaitTermination(THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-        callbacks.shutdownNow();
-      }
-    } catch (InterruptedException e) {
-      interrupted = true;
-    }
+    // A read still running finds the progress thread gone and fails its get on the callback
+    // thread, so the reader stops before the callback thread does.
+    boolean interrupted = !awaitStopped(reader);
+    interrupted |= !awaitStopped(callbacks);
     for (Thread t : threads) {
       try {
         t.join(THREAD_STOP_WAIT.toMillis());
@@ -274,12 +284,27 @@ public final class LibraryThreads implements SessionPart {
     return interrupted;
   }
 
+  /** Shuts {@code e} down and waits for it; false if interrupted meanwhile. */
+  private static boolean awaitStopped(ExecutorService e) {
+    e.shutdown();
+    try {
+      if (!e.awaitTermination(THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        e.shutdownNow();
+      }
+      return true;
+    } catch (InterruptedException ex) {
+      e.shutdownNow();
+      return false;
+    }
+  }
+
   @Override
   public Map<String, Long> bookkeeping() {
     Map<String, Long> m = new LinkedHashMap<>();
     m.put("session.threadsAlive", threads.stream().filter(Thread::isAlive).count());
     m.put("session.eventLoopRunning", group.isTerminated() ? 0L : 1L);
     m.put("session.callbackExecutorRunning", callbacks.isTerminated() ? 0L : 1L);
+    m.put("session.gdsReaderRunning", reader.isTerminated() ? 0L : 1L);
     return m;
   }
 
@@ -289,6 +314,7 @@ public final class LibraryThreads implements SessionPart {
     m.put("eventLoopGroup", group);
     m.put("eventLoop", loop);
     m.put("callbackExecutor", callbacks);
+    m.put("gdsReader", reader);
     for (Thread t : threads) {
       m.put("thread " + t.getName(), t);
     }

@@ -14,7 +14,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * A tool rendezvous file as a reader sees it (transport.md section 3.4): line 1 the server's URI,
+ * A tool rendezvous file as a reader sees it (docs/transport.md §3.4): line 1 the server's URI,
  * line 2 its version, line 3 its pid, line 4 {@code euid:egid}, line 5 a timestamp. Only line 1 is
  * required; the others are kept when present. Unlike the 4.2.2 reader (which drops the last
  * character of every line), lines are read as lines, with or without their final newline.

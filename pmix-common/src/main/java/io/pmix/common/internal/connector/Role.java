@@ -39,4 +39,12 @@ public record Role(String name, String api) {
   public String callbackThread() {
     return threadPrefix() + "callback";
   }
+
+  /**
+   * The name of the reader thread, which reads a shared-memory data store (and may wait for its
+   * writer's lock); started only by cycles that read one.
+   */
+  public String gdsThread() {
+    return threadPrefix() + "gds";
+  }
 }

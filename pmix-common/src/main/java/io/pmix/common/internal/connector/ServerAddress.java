@@ -11,7 +11,7 @@ import java.util.Optional;
 
 /**
  * A server's URI as servers publish it (in {@code PMIX_SERVER_URIxx} and on line 1 of a rendezvous
- * file): {@code nspace.rank;tcp4://a.b.c.d:port} (transport.md section 3.2), with the bfrops module
+ * file): {@code nspace.rank;tcp4://a.b.c.d:port} (docs/transport.md §3.2), with the bfrops module
  * the connector will speak to it. Immutable.
  *
  * @param serverNspace the server's namespace (everything before the last dot)
@@ -27,7 +27,7 @@ public record ServerAddress(
 
   /**
    * The URI variables a server sets for its children, best first, with the bfrops module each one
-   * selects (transport.md sections 3.3 and 4.1). Only the v4 family shares the codec this library
+   * selects (docs/transport.md §3.3 and §4.1). Only the v4 family shares the codec this library
    * speaks; v3 and v2 modules encode integers differently (section 9.1), so their variables alone
    * are not enough to connect.
    */

@@ -10,7 +10,7 @@
  * and replies themselves are the records of {@code io.pmix.common.internal.message}; {@link
  * io.pmix.common.internal.connector.LibraryHolder} is the reference-counted, init-once holder
  * each role keeps its process-wide state in, so that a shared test contract can check that the
- * last finalize leaves nothing behind (init-finalize-lifecycle.txt sections 6.2.8 and 6.2.9).
+ * last finalize leaves nothing behind (docs/lifecycle.md §6.2.8 and §6.2.9).
  *
  * <p>Roles parameterise it: the thread names and the API name in messages come from a {@link
  * io.pmix.common.internal.connector.Role}, and the kind of connection (client, tool, launcher)

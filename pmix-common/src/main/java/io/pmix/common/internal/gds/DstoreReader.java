@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.Unpooled;
 import io.pmix.common.DataType;
+import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
@@ -173,6 +174,23 @@ public final class DstoreReader implements GdsModule {
     Map<String, Value> out = new LinkedHashMap<>();
     for (Raw r : raw.get()) {
       out.putIfAbsent(r.key(), decode(r));
+    }
+    return Optional.of(out);
+  }
+
+  @Override
+  public Optional<List<Info>> fetchRecords(Proc proc) {
+    Optional<List<Raw>> raw = read(proc, null);
+    if (raw.isEmpty()) {
+      return Optional.empty();
+    }
+    List<Info> out = new ArrayList<>(raw.get().size());
+    for (Raw r : raw.get()) {
+      try {
+        out.add(Info.of(r.key(), decode(r)));
+      } catch (IllegalArgumentException e) {
+        throw new PmixException(Status.ERR_UNPACK_FAILURE, "gds key " + r.key() + ": " + e, e);
+      }
     }
     return Optional.of(out);
   }

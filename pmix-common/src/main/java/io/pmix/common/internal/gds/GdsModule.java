@@ -1,7 +1,9 @@
 package io.pmix.common.internal.gds;
 
+import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.Value;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -38,6 +40,15 @@ public interface GdsModule extends AutoCloseable {
    * @throws io.pmix.common.PmixException as {@link #fetch}
    */
   Optional<Map<String, Value>> fetchAll(Proc proc);
+
+  /**
+   * Every record of {@code proc} as stored, in order, a key stored more than once (libpmix keeps
+   * one {@code pmix.pdata} record per process in the job-level data) once per record; empty as
+   * {@link #fetchAll}.
+   *
+   * @throws io.pmix.common.PmixException as {@link #fetch}
+   */
+  Optional<List<Info>> fetchRecords(Proc proc);
 
   /** Releases what the module holds (mappings, descriptors); idempotent. */
   @Override

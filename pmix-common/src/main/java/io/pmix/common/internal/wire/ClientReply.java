@@ -10,7 +10,7 @@ import java.util.Optional;
 /**
  * The reply to a simple client, and to a singleton from servers of OpenPMIx 5.0.9 and later: the
  * status (i32) and the client's index at the server (u32), both big-endian, 8 bytes in all
- * (transport.md section 7.1). The client writes the index as the pindex of its later frames.
+ * (docs/transport.md §7.1). The client writes the index as the pindex of its later frames.
  *
  * <p>A reader always waits for all 8 bytes: a 4.2.2 server never sends a non-zero status to a
  * client (it closes instead). Immutable.

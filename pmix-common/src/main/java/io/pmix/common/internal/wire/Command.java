@@ -5,7 +5,7 @@ import java.util.Optional;
 /**
  * The command a request opens with ({@code pmix_cmd_t}): one unsigned byte, packed with the
  * PMIX_COMMAND data type as the first unit of every connector-to-server request, and of the
- * server's tag-0 notification push (commands.md section 2).
+ * server's tag-0 notification push (docs/commands.md §2).
  *
  * <p>Codes 0 to 32 are the OpenPMIx 4.2.2 set and mean the same in every later version. Later
  * versions appended codes (33 and up); a 4.2.2 server answers them, like any code it does not know,

@@ -8,7 +8,7 @@ import java.util.Optional;
 
 /**
  * The server's answer to a connect request: raw big-endian fields with no header, in one of the
- * layouts of {@link ReplyLayout} (transport.md section 7). A server writes it with {@link #encode};
+ * layouts of {@link ReplyLayout} (docs/transport.md §7). A server writes it with {@link #encode};
  * a Java connector reads it with {@link #tryDecode} or a {@link ConnectReplyDecoder}.
  *
  * <p>A server rejects a connector by closing the socket before the first reply byte, never by a

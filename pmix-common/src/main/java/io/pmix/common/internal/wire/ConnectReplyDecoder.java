@@ -13,7 +13,7 @@ import java.util.Optional;
  * The connector side's first inbound handler: waits for the whole handshake reply in the layout
  * given at construction, emits it as a {@link ConnectReply} and removes itself, handing any bytes
  * behind it to the next handler (normally a {@link FrameDecoder}): a server may send a tag-0
- * notification right after the reply, in the same segment (transport.md section 11.9).
+ * notification right after the reply, in the same segment (docs/transport.md §11.9).
  *
  * <p>EOF before the reply is complete is not reported here: the channel's inactivity reaches the
  * next handler, which fails the connect attempt (C connectors report {@code ERR_UNREACH}). A

@@ -10,7 +10,7 @@ import java.util.OptionalInt;
 
 /**
  * The connect request: the first and only message a connector sends before the server's reply
- * (transport.md section 6.2). {@link ConnectRequestCodec} writes and reads it for both ends, so the
+ * (docs/transport.md §6.2). {@link ConnectRequestCodec} writes and reads it for both ends, so the
  * two cannot drift.
  *
  * <p>Unsigned 32-bit wire values (uids, gids, ranks) are held in {@code int}s with the same bits;
@@ -71,7 +71,7 @@ public record ConnectRequest(
   /** Field #8 value: items carry no type codes, the default of release builds. */
   public static final int BUFFER_NON_DESC = 1;
 
-  /** The version a Java connector announces; C servers accept it (transport.md section 9.4). */
+  /** The version a Java connector announces; C servers accept it (docs/transport.md §9.4). */
   public static final String JAVA_CONNECTOR_VERSION = "4.2.2";
 
   /** Checks the invariants; every violation is a caller mistake, not a wire error. */

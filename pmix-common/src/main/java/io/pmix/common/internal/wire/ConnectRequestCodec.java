@@ -11,7 +11,7 @@ import java.util.OptionalInt;
 
 /**
  * The one writer and the one reader of {@link ConnectRequest}, used by connectors and servers alike
- * (transport.md sections 6.1 and 6.2).
+ * (docs/transport.md §6.1 and §6.2).
  *
  * <p>The request has the steady-state 16-byte header shape, but its {@code nbytes} is in host byte
  * order, where everything else in the protocol is big-endian. Every OpenPMIx host we interoperate

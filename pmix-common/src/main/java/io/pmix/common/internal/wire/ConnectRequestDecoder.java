@@ -20,7 +20,7 @@ import java.util.List;
  * and every later byte is discarded: {@code ERR_OUT_OF_RESOURCE} for the length, else the status of
  * {@link ConnectRequestCodec#decodePayload}. The decoder does not close the channel; the server
  * must, without replying: a closed socket is the only rejection every C connector understands
- * (transport.md section 7.1).
+ * (docs/transport.md §7.1).
  *
  * <p>One instance per channel.
  */

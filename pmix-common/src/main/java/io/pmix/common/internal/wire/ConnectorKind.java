@@ -4,8 +4,8 @@ import java.util.Optional;
 
 /**
  * What kind of process opens a connection: the flag byte (field #4) of the connect request, which
- * decides the identity block that follows it and the layout of the server's reply (transport.md
- * sections 2, 6.2, 6.3 and 7).
+ * decides the identity block that follows it and the layout of the server's reply
+ * (docs/transport.md §2, §6.2, §6.3 and §7).
  *
  * <p>Flag 10 (a scheduler, OpenPMIx 5.0 and later) is deliberately absent: a 4.2.2 server closes
  * the connection on it, and so does ours.

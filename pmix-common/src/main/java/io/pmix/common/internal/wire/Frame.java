@@ -5,7 +5,7 @@ import io.netty.buffer.DefaultByteBufHolder;
 
 /**
  * One steady-state message: the header's pindex and tag, and the payload its {@code nbytes} counted
- * (transport.md section 5.1). The payload is bfrops-encoded; this class does not look at it.
+ * (docs/transport.md §5.1). The payload is bfrops-encoded; this class does not look at it.
  *
  * <p>Reference counted like any Netty {@link io.netty.buffer.ByteBufHolder}: whoever holds a frame
  * releases it once. Not thread-safe beyond what {@link ByteBuf} offers.

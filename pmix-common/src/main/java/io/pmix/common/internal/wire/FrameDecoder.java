@@ -9,7 +9,7 @@ import io.pmix.common.Status;
 import java.util.List;
 
 /**
- * Splits the steady-state byte stream into {@link Frame}s (transport.md section 5.1): a 16-byte
+ * Splits the steady-state byte stream into {@link Frame}s (docs/transport.md §5.1): a 16-byte
  * header of big-endian pindex (i32), tag (u32), nbytes (u32) and a padding word that is ignored,
  * then nbytes of payload. {@code nbytes = 0} is a frame with an empty payload.
  *

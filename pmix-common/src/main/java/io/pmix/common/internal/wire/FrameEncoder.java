@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * Writes a {@link Frame} as its big-endian 16-byte header followed by its payload, as one buffer so
- * the two leave in a single write, as C peers send them (transport.md section 5.1). The payload is
+ * the two leave in a single write, as C peers send them (docs/transport.md §5.1). The payload is
  * not copied: it becomes a component of a composite buffer, and the frame's reference passes to it.
  * Stateless and {@link Sharable}.
  */

@@ -7,7 +7,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * The credential of the {@code native} security module over TCP (transport.md section 8.2): the
+ * The credential of the {@code native} security module over TCP (docs/transport.md §8.2): the
  * connector's effective uid then effective gid, each a u32 in host byte order, 8 bytes. Written and
  * read as little-endian, the order of every host OpenPMIx runs on here (see {@link
  * ConnectRequestCodec}); the same ids in the identity block are big-endian.

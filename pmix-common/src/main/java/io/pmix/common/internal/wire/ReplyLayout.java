@@ -6,7 +6,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Which fields the server's answer to a connect request has (transport.md section 7), and so how
+ * Which fields the server's answer to a connect request has (docs/transport.md §7), and so how
  * many bytes a connector reads when the answer is a success.
  */
 public enum ReplyLayout {

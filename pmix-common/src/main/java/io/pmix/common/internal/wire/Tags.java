@@ -1,7 +1,7 @@
 package io.pmix.common.internal.wire;
 
 /**
- * The routing tags of the message header (transport.md section 5.2).
+ * The routing tags of the message header (docs/transport.md §5.2).
  *
  * <p>Tags below {@link #DYNAMIC_BASE} are reserved for unsolicited traffic; a request carries a
  * dynamic tag from a {@link TagAllocator} and its reply echoes it. Tags are unsigned 32-bit values

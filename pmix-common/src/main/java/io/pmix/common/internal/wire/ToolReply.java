@@ -8,8 +8,8 @@ import io.pmix.common.Status;
 import java.util.Optional;
 
 /**
- * The reply to tools, launchers and (from servers before 5.0.9, and 6.0.x) singletons (transport.md
- * section 7.2). All fields are big-endian; nspaces are fix256:
+ * The reply to tools, launchers and (from servers before 5.0.9, and 6.0.x) singletons
+ * (docs/transport.md §7.2). All fields are big-endian; nspaces are fix256:
  *
  * <ol>
  *   <li>status, i32: the host's verdict; if it is not success nothing follows ({@link StatusOnly})

@@ -15,7 +15,7 @@
  * connection decides (a server closes, which is the only rejection every C connector understands).
  *
  * <p>Internal API: used by the server, client and tool modules of pmix-java, not by applications.
- * Wire documentation: {@code transport.md} sections 5 to 8 in the project's protocol notes.
+ * Wire documentation: docs/transport.md §5 to §8.
  */
 @CheckReturnValue
 package io.pmix.common.internal.wire;

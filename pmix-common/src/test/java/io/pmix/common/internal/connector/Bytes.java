@@ -5,7 +5,10 @@ import io.netty.buffer.ByteBufUtil;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
-/** Builds expected byte strings from hex runs and NUL-terminated text, as commands.md shows them. */
+/**
+ * Builds expected byte strings from hex runs and NUL-terminated text, as docs/commands.md shows
+ * them.
+ */
 final class Bytes {
   private Bytes() {}
 

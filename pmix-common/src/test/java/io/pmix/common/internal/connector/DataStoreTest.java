@@ -18,9 +18,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The client's hash-style store: the REQ reply of commands.md 9.1 ("min" registration of job
+ * The client's hash-style store: the REQ reply of docs/commands.md §9.1 ("min" registration of job
  * {@code testjob}: ranks 0 and 1 on {@code vm}, 2 and 3 on {@code remotenode}) and how gets are
- * resolved against it (commands.md 6.3).
+ * resolved against it (docs/commands.md §6.3).
  */
 class DataStoreTest {
   private static final String NS = "testjob";
@@ -148,7 +148,7 @@ class DataStoreTest {
   void peersDataComesFromTheServerOnceAndIsThenCached() {
     miss(Proc.of(NS, 2), "glob.key");
     miss(WILD, "pmix.something.else");
-    // commands.md 9.6: the GETNB reply's blob for rank 2.
+    // docs/commands.md §9.6: the GETNB reply's blob for rank 2.
     byte[] reply =
         Bytes.of(
             "02 00 02 3e 02 10", "'testjob", "02 02 12", "'glob.key", "03 1a", "'rank2-global",

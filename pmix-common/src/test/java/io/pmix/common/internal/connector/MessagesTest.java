@@ -22,7 +22,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Request bodies against the captures of commands.md section 9 (OpenPMIx 4.2.2, NON_DESC). */
+/** Request bodies against the captures of docs/commands.md §9 (OpenPMIx 4.2.2, NON_DESC). */
 class MessagesTest {
   private final Messages m = new Messages(WireFormat.DEFAULT, ByteBufAllocator.DEFAULT);
 
@@ -34,7 +34,7 @@ class MessagesTest {
 
   @Test
   void fenceWithDataCollection() {
-    // commands.md 9.3, "raw bytes of that fence request".
+    // docs/commands.md §9.3, "raw bytes of that fence request".
     byte[] expected =
         Bytes.of(
             "02 03 02 01 02 10", "'testjob", "fe ff ff ff 0f 02 01 02 1a", "'pmix.collect",
@@ -171,7 +171,7 @@ class MessagesTest {
   @Test
   void fullyDescribedBuffersTagEveryUnit() {
     Messages fd = new Messages(WireFormat.FULLY_DESCRIBED, ByteBufAllocator.DEFAULT);
-    // transport.md 11.8: REQ becomes 09 02 22 00.
+    // docs/transport.md §11.8: REQ becomes 09 02 22 00.
     assertEquals("09022200", hexAndRelease(fd.req()));
     assertEquals(DataType.COMMAND.code(), 0x22);
   }

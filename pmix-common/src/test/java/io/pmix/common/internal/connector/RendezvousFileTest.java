@@ -12,7 +12,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Reading tool rendezvous files (transport.md section 3.4). */
+/** Reading tool rendezvous files (docs/transport.md §3.4). */
 class RendezvousFileTest {
   @TempDir Path dir;
 

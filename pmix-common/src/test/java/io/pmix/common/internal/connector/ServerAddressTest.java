@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.pmix.common.PmixException;
 import org.junit.jupiter.api.Test;
 
-/** Server URIs (transport.md 3.2) and the security module a connector offers (section 8.1). */
+/** Server URIs (docs/transport.md §3.2) and the security module a connector offers (§8.1). */
 class ServerAddressTest {
   @Test
   void securityModeChoosesByPriorityNotOrder() {

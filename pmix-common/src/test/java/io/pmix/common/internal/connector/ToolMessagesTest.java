@@ -18,8 +18,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The tool's requests and the forwarded-output push against the captures of commands.md sections
- * 9.2 and 9.10, and the connect request's info blob against transport.md section 11.3 (OpenPMIx
+ * The tool's requests and the forwarded-output push against the captures of docs/commands.md
+ * §9.2 and §9.10, and the connect request's info blob against docs/transport.md §11.3 (OpenPMIx
  * 4.2.2, NON_DESC).
  */
 class ToolMessagesTest {

@@ -38,7 +38,8 @@ class ConnectReplyDecoderTest {
 
   @Test
   void notificationRightBehindTheClientReplyReachesTheFrameDecoder() {
-    // transport.md 11.9: the server pushes a cached event on tag 0 right after status and index.
+    // docs/transport.md §11.9: the server pushes a cached event on tag 0 right after status and
+    // index.
     byte[] stream = Hex.concat(ConnectReplyTest.CLIENT_11_1.bytes(), FrameCaptures.NOTIFY.bytes());
     for (Segmentation s : Segmentations.of(stream)) {
       EmbeddedChannel ch =

@@ -90,7 +90,7 @@ class ConnectRequestCodecTest {
   }
 
   static Stream<Arguments> identityBlocks() {
-    // transport.md 11.5: the bytes from the flag to the end of the identity block.
+    // docs/transport.md §11.5: the bytes from the flag to the end of the identity block.
     return Stream.of(
         Arguments.of(
             ConnectorKind.TOOL_CLIENT,

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Steady-state messages from transport.md section 11. Payloads the document elides are replaced by
+ * Steady-state messages from docs/transport.md §11. Payloads the document elides are replaced by
  * filler of the captured length, starting with the bytes it shows.
  */
 final class FrameCaptures {

@@ -4,8 +4,8 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Writes test vectors the way transport.md prints them: hex bytes separated by blanks (a token may
- * hold several bytes, {@code ffffffff}), and {@code "text"} for the ASCII bytes of the text.
+ * Writes test vectors the way docs/transport.md prints them: hex bytes separated by blanks (a token
+ * may hold several bytes, {@code ffffffff}), and {@code "text"} for the ASCII bytes of the text.
  */
 final class Hex {
   private Hex() {}

@@ -11,7 +11,7 @@ class NativeCredentialTest {
 
   @Test
   void uidAndGidAreHostOrder() {
-    // transport.md 8.2: uid 4660, gid 22136 as observed.
+    // docs/transport.md §8.2: uid 4660, gid 22136 as observed.
     byte[] bytes = Hex.bytes("34 12 00 00 78 56 00 00");
     assertArrayEquals(bytes, new NativeCredential(0x1234, 0x5678).toBytes());
     assertEquals(new NativeCredential(0x1234, 0x5678), NativeCredential.fromBytes(bytes));

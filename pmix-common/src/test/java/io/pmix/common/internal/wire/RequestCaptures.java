@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * Connect requests captured from OpenPMIx 4.2.2 connectors, with the record each must decode to.
  *
- * <p>The {@code doc-*} vectors are the captures printed in transport.md section 11 (uid 0x1234, gid
+ * <p>The {@code doc-*} vectors are the captures printed in docs/transport.md §11 (uid 0x1234, gid
  * 0x5678). The {@code live-*} vectors were captured on this project's build host from the installed
  * 4.2.2 library (Debian, version string 4.2.2rc2) by a listener that read one request and closed:
  * the C client and tools ran under uid 0x1234/gid 0x5678 and were pointed at the listener by {@code
@@ -45,7 +45,7 @@ final class RequestCaptures {
     return b;
   }
 
-  /** transport.md 11.1: simple client, 67 bytes. */
+  /** docs/transport.md §11.1: simple client, 67 bytes. */
   static final Capture DOC_CLIENT =
       new Capture(
           "doc-11.1-client",
@@ -61,8 +61,8 @@ final class RequestCaptures {
           + " 1c \"pmix.cmd.line\" 00  00  03  0e \"./tool\" 00";
 
   /**
-   * transport.md 11.3: tool needing an id, 108 bytes. The blob is non-empty, so the pad stays in it
-   * (see ConnectRequest.padPresent).
+   * docs/transport.md §11.3: tool needing an id, 108 bytes. The blob is non-empty, so the pad stays
+   * in it (see ConnectRequest.padPresent).
    */
   static final Capture DOC_TOOL_NEEDS_ID =
       new Capture(
@@ -75,8 +75,8 @@ final class RequestCaptures {
                   + " 00"),
           c422(ConnectorKind.TOOL_NEEDS_ID).infoBlob(Hex.bytes(TOOL_BLOB_11_3 + " 00")).build());
 
-  // transport.md elides this blob ("02 04 08 ..."); it is rebuilt from the four keys it names, in
-  // the layout of the live flag-4 capture, with the pid bytes of 11.3. Its length (91 bytes) and
+  // docs/transport.md elides this blob ("02 04 08 ..."); it is rebuilt from the four keys it names,
+  // in the layout of the live flag-4 capture, with the pid bytes of 11.3. Its length (91 bytes) and
   // offsets match the capture's.
   private static final String TOOL_BLOB_11_4 =
       "02 04 08"
@@ -85,7 +85,7 @@ final class RequestCaptures {
           + " 14 \"pmix.ppid\" 00  00  05  0e c2 66"
           + " 1c \"pmix.cmd.line\" 00  00  03  0e \"./tool\" 00";
 
-  /** transport.md 11.4: tool given the id mytool:7, 166 bytes. */
+  /** docs/transport.md §11.4: tool given the id mytool:7, 166 bytes. */
   static final Capture DOC_TOOL_GIVEN_ID =
       new Capture(
           "doc-11.4-tool-given-id",
@@ -100,7 +100,7 @@ final class RequestCaptures {
               .infoBlob(Hex.bytes(TOOL_BLOB_11_4 + " 00"))
               .build());
 
-  /** transport.md 11.7: a client with psec none, 57 bytes. */
+  /** docs/transport.md §11.7: a client with psec none, 57 bytes. */
   static final Capture DOC_NONE =
       new Capture(
           "doc-11.7-none",

@@ -1,0 +1,180 @@
+package io.pmix.common.internal.connector;
+
+import static java.util.Objects.requireNonNull;
+
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.internal.gds.GdsModule;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The shared-memory data store a cycle reads job-level and modex data from, when its client
+ * chose one (ds21 or ds12; docs/gds.md), and the reads of it. A read may wait for the server's
+ * write lock, so it runs on the {@link LibraryThreads#read reader thread} and its outcome comes
+ * back to the progress thread; reads run one at a time, in the order asked.
+ *
+ * <p>Owns the module from {@link #install} on: {@link #release} (after every thread of the cycle
+ * has ended) closes it, unmapping its segments and closing its descriptors; a ds21 lock slot
+ * stays the process's, as in libpmix, and the next cycle reuses it.
+ *
+ * <p>Threading: installed and asked on the progress thread; the module itself is used on the
+ * reader thread and, for the fast path of a get, on the application's calling thread (the module
+ * is thread-safe), and closed once the library's threads have ended (a caller reading then finds
+ * it closed and takes the ordinary path, which fails as finalized).
+ */
+final class GdsAccess implements SessionPart {
+  private final LibraryThreads threads;
+
+  // Volatile: the fast path of a get reads it on the caller's thread.
+  @Bookkept("session.gdsModule")
+  private volatile @Nullable GdsModule module;
+
+  @Bookkept("session.gdsReads")
+  private int reads;
+
+  GdsAccess(LibraryThreads threads) {
+    this.threads = requireNonNull(threads, "threads");
+  }
+
+  /** Takes {@code m} over; one installed earlier (a failed init's) is closed. Progress thread. */
+  void install(GdsModule m) {
+    requireNonNull(m, "module");
+    GdsModule old = module;
+    module = m;
+    if (old != null && old != m) {
+      // Closed on the reader thread, after the reads asked of it: closing waits for a read in
+      // progress, which may wait for the server's lock, and the progress thread must not.
+      try {
+        threads.read(old::close);
+      } catch (RejectedExecutionException e) {
+        old.close();
+      }
+    }
+  }
+
+  /** Whether a shared-memory store is attached. */
+  boolean attached() {
+    return module != null;
+  }
+
+  /** The attached module's name, or {@code hash} when none is. */
+  String name() {
+    GdsModule m = module;
+    return m == null ? "hash" : m.name();
+  }
+
+  /**
+   * The value of {@code key} for {@code proc} read on the calling thread, an application's (as
+   * libpmix's client reads its store in the caller of {@code PMIx_Get}): null when it is not
+   * there, no store is attached, the caller is one of the library's own threads (which must not
+   * wait for the server's lock), or the read fails (the caller then takes the ordinary path,
+   * which reports the failure).
+   */
+  @Nullable Value readOnCaller(Proc proc, String key) {
+    GdsModule m = module;
+    if (m == null || LibraryThreads.onLibraryThread(threads.role())) {
+      return null;
+    }
+    try {
+      return m.fetch(proc, key) instanceof GdsModule.Fetched.Found f ? f.value() : null;
+    } catch (RuntimeException e) {
+      // A closed store (the cycle is ending), a lock not granted: the ordinary path decides.
+      return null;
+    }
+  }
+
+  /**
+   * Runs {@code read} against the module on the reader thread, then {@code then} with its result
+   * on the progress thread, or {@code failed} there with the failure of the read (a corrupt store,
+   * the lock not granted in time). If the cycle ends meanwhile, neither runs: {@code owner} fails
+   * with {@code ERR_INIT}. Progress thread.
+   *
+   * @throws IllegalStateException if no module is attached
+   */
+  <T> void read(
+      CompletableFuture<?> owner,
+      Function<GdsModule, T> read,
+      Consumer<T> then,
+      Consumer<PmixException> failed) {
+    GdsModule m = module;
+    if (m == null) {
+      throw new IllegalStateException("no shared-memory store is attached");
+    }
+    reads++;
+    try {
+      threads.read(() -> runRead(m, owner, read, then, failed));
+    } catch (RejectedExecutionException e) {
+      reads--;
+      threads.fail(owner, threads.finalized(e));
+    }
+  }
+
+  private <T> void runRead(
+      GdsModule m,
+      CompletableFuture<?> owner,
+      Function<GdsModule, T> read,
+      Consumer<T> then,
+      Consumer<PmixException> failed) {
+    T result;
+    PmixException failure = null;
+    try {
+      result = read.apply(m);
+    } catch (PmixException e) {
+      result = null;
+      failure = e;
+    } catch (RuntimeException e) {
+      // A closed reader (the cycle ended) or a bug: the get fails, the library keeps serving.
+      result = null;
+      failure = new PmixException(Status.ERROR, "reading the " + m.name() + " store: " + e, e);
+    }
+    T r = result;
+    PmixException f = failure;
+    try {
+      threads.execute(
+          () -> {
+            reads--;
+            if (f != null) {
+              failed.accept(f);
+            } else {
+              then.accept(r);
+            }
+          });
+    } catch (PmixException e) {
+      // The progress thread has ended (the last finalize): what was asked fails as finalized.
+      threads.fail(owner, e);
+    }
+  }
+
+  @Override
+  public Map<String, Long> bookkeeping() {
+    Map<String, Long> m = new LinkedHashMap<>();
+    m.put("session.gdsModule", module != null ? 1L : 0L);
+    m.put("session.gdsReads", (long) reads);
+    return m;
+  }
+
+  @Override
+  public Map<String, Object> resources() {
+    GdsModule m = module;
+    return m == null ? Map.of() : Map.of("gdsModule", m);
+  }
+
+  /** Closes the module: every thread of the cycle has ended, so nothing reads it any more. */
+  @Override
+  public void release() {
+    GdsModule m = module;
+    module = null;
+    reads = 0;
+    if (m != null) {
+      m.close();
+    }
+  }
+}
