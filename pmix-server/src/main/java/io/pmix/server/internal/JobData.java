@@ -394,9 +394,10 @@ public final class JobData {
 
   /**
    * Appends the REQ reply body after the namespace string: every value as its own KVAL unit, the
-   * per-rank blobs packed in the peer's own format (as the C server packs them).
+   * per-rank blobs packed in the peer's own format (as the C server packs them). Private: replies
+   * carry it as {@link #replyBody} inside their message record.
    */
-  public void writeReplyBody(PmixWriter w, ByteBufAllocator alloc) {
+  private void writeReplyBody(PmixWriter w, ByteBufAllocator alloc) {
     if (noData) {
       return;
     }
