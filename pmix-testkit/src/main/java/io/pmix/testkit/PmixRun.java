@@ -109,13 +109,22 @@ public final class PmixRun {
 
     long pid = ProcessHandle.current().pid();
     Path tmpdir;
+    // As OpenPMIx: PMIX_SERVER_TMPDIR, else TMPDIR (TEMP, TMP), else /tmp; never the JVM's own
+    // java.io.tmpdir, since C tools attaching by pid search only there (issue #18).
+    Path base = ServerOptions.builder().build().tmpdir();
     try {
+      Files.createDirectories(base);
       tmpdir =
           Files.createTempDirectory(
+              base,
               "pmixrun-" + pid + "-",
               PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
     } catch (IOException e) {
-      err.println("pmixrun: cannot create a temporary directory: " + e.getMessage());
+      err.println(
+          "pmixrun: cannot create a temporary directory in "
+              + base
+              + " (PMIX_SERVER_TMPDIR, else TMPDIR, else /tmp): "
+              + e.getMessage());
       return 1;
     }
     AtomicReference<@Nullable Launch> current = new AtomicReference<>();
