@@ -421,6 +421,19 @@ public final class JobData {
     }
   }
 
+  /**
+   * Appends the REQ reply body of a client reading a shared-memory store, which holds the rest:
+   * only the session, node and app arrays ({@code PMIX_GDS_FETCH_INFO_ARRAYS} in 4.2.2).
+   */
+  public void writeArrays(PmixWriter w) {
+    if (noData) {
+      return;
+    }
+    for (Value.KVal kv : realmArrays) {
+      w.pack(kv);
+    }
+  }
+
   /** The format-independent test hook: the reply body in {@code format}. */
   byte[] replyBody(WireFormat format) {
     ByteBuf b = ByteBufAllocator.DEFAULT.buffer();

@@ -2,13 +2,15 @@ package io.pmix.server.internal;
 
 import io.pmix.common.Keys;
 import io.pmix.common.Value;
+import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
 
 /**
  * Answers REQ, the job-information request that completes a client's init (docs/commands.md
- * §3.1): no status unit, the namespace, then its job data in the layout of docs/commands.md §6.1.
+ * §3.1): no status unit, the namespace, then its job data in the layout of docs/commands.md §6.1
+ * (a client reading a shared-memory store: only the session, node and app arrays, docs/gds.md §3).
  * A peer in a namespace made for tools gets what 4.2.2 sends a tool instead
  * (docs/transport.md §11.3): the namespace, then {@code pmix.bfrops.mod} = the tool's version.
  * Progress thread only.
@@ -45,12 +47,19 @@ final class JobInfoResponder {
       jd = JobData.empty(ns.nlocalprocs());
     }
     JobData data = jd;
+    // A ds21/ds12 client reads the job data from its store (written before this reply): as
+    // 4.2.2, it gets only the session, node and app arrays (docs/gds.md §3).
+    boolean dstore = SharedStores.readsStore(peer.channel());
     Replies.send(
         peer,
         tag,
         w -> {
           w.packString(ns.name());
-          data.writeReplyBody(w, peer.channel().alloc());
+          if (dstore) {
+            data.writeArrays(w);
+          } else {
+            data.writeReplyBody(w, peer.channel().alloc());
+          }
         });
   }
 }

@@ -30,11 +30,14 @@ import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.PeerLifecycle;
 import io.pmix.server.internal.lifecycle.RankInfo;
 import io.pmix.server.internal.lifecycle.Registry;
+import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.modex.Modex;
+import io.pmix.server.internal.modex.ProcData;
 import java.lang.System.Logger.Level;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
@@ -72,7 +75,10 @@ public final class ServerCore {
   private final Collectives collectives;
   private final QueryResponder queryResponder;
   private final SnapshotBuilder snapshots;
+  private final SharedStores stores;
   private final Map<Command, Handler> handlers = new EnumMap<>(Command.class);
+  private final Map<Command, AtomicLong> requestCounts =
+      new java.util.concurrent.ConcurrentHashMap<>();
   private boolean stopping;
 
   /**
@@ -102,11 +108,27 @@ public final class ServerCore {
     this.queryResponder = new QueryResponder(registry, host, hostCalls, options);
     this.snapshots = new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives);
     JobInfoResponder jobInfo = new JobInfoResponder(hostname);
+    this.stores = SharedStores.open(options);
     HostForwarding forwarding = new HostForwarding(registry, host, hostCalls, limits, options);
 
-    handlers.put(Command.REQ, (p, tag, r) -> jobInfo.handleReq(p, tag));
+    handlers.put(
+        Command.REQ,
+        (p, tag, r) -> {
+          // First: a dstore client reads its job data from the store as soon as it has the reply.
+          writeJobData(p, hostname);
+          jobInfo.handleReq(p, tag);
+        });
     handlers.put(Command.ABORT, forwarding::handleAbort);
-    handlers.put(Command.COMMIT, modex::handleCommit);
+    handlers.put(
+        Command.COMMIT,
+        (p, tag, r) -> {
+          modex.handleCommit(p, tag, r);
+          // Before any other request runs: a fence that follows finds the data in shared memory.
+          ProcData d = p.ns().data().proc(p.info().rank());
+          if (d != null) {
+            stores.store(p.ns().name(), p.info().rank(), d.local());
+          }
+        });
     handlers.put(Command.FENCENB, collectives::handleFence);
     handlers.put(Command.GETNB, modex::handleGet);
     handlers.put(Command.FINALIZE, (p, tag, r) -> lifecycle.handleFinalize(p, tag));
@@ -124,6 +146,22 @@ public final class ServerCore {
     handlers.put(
         Command.DISCONNECTNB,
         (p, tag, r) -> collectives.handleConnect(p, tag, r, Command.DISCONNECTNB));
+    // Counted (e.g. that a dstore client's get after a fence needs no GETNB).
+    handlers.replaceAll(
+        (cmd, h) -> {
+          AtomicLong n = requestCounts.computeIfAbsent(cmd, k -> new AtomicLong());
+          return (p, tag, r) -> {
+            n.incrementAndGet();
+            h.handle(p, tag, r);
+          };
+        });
+  }
+
+  /** How many requests of each command were handed to their handler so far. Any thread. */
+  public Map<String, Long> requestCounts() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    requestCounts.forEach((cmd, n) -> out.put(cmd.name(), n.get()));
+    return out;
   }
 
   /**
@@ -164,6 +202,7 @@ public final class ServerCore {
 
     @Override
     public void namespaceGone(Namespace ns) {
+      stores.namespaceGone(ns.name());
       collectives.namespaceGone(ns.name());
       modex.namespaceGone(ns.name());
       events.namespaceGone(ns.name());
@@ -196,7 +235,43 @@ public final class ServerCore {
     if (stopping) {
       return Status.ERR_NOT_AVAILABLE;
     }
-    return lifecycle.registerNspace(nspace, nlocalprocs, infos);
+    Status st = lifecycle.registerNspace(nspace, nlocalprocs, infos);
+    if (st.equals(Status.SUCCESS)) {
+      stores.namespaceRegistered(nspace, nlocalprocs);
+    }
+    return st;
+  }
+
+  /** The first REQ of a namespace's client: its job data goes to the shared-memory stores. */
+  private void writeJobData(Peer p, String hostname) {
+    Namespace ns = p.ns();
+    if (ns.isToolNamespace() || !ns.registered()) {
+      return;
+    }
+    try {
+      JobData jd = ns.jobData(hostname);
+      stores.jobData(ns.name(), jd, jd.jobLevel(), jd.perRank);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "job data of " + ns.name() + " not stored", e);
+    }
+  }
+
+  /**
+   * What {@code setupFork} exports for the shared-memory stores ({@link
+   * SharedStores#environment}). Any thread.
+   */
+  public Map<String, String> gdsEnvironment() {
+    return stores.environment();
+  }
+
+  /** The shared-memory store directories, best first (for tests and state reports). Any thread. */
+  public List<java.nio.file.Path> gdsDirectories() {
+    return stores.directories();
+  }
+
+  /** Removes the shared-memory stores; for a server that never started serving. */
+  public void releaseStores() {
+    stores.close();
   }
 
   /** Registers a local client; creates a placeholder namespace if needed. */
@@ -282,7 +357,14 @@ public final class ServerCore {
     stopping = true;
     collectives.shutdown(status);
     modex.shutdown(status);
-    return lifecycle.closeAll();
+    List<ChannelFuture> closes = lifecycle.closeAll();
+    try {
+      stores.close();
+    } catch (RuntimeException e) {
+      // Files left behind must not stop the shutdown; a later server removes them.
+      LOG.log(Level.WARNING, "removing the shared-memory stores failed", e);
+    }
+    return closes;
   }
 
   // ============================================================================================
