@@ -8,6 +8,7 @@ import io.pmix.dataserver.DataStoreOptions;
 import io.pmix.dataserver.LocalDataService;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerOptions;
+import io.pmix.server.internal.gds.StaleStores;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -114,6 +115,7 @@ public final class PmixRun {
     Path base = ServerOptions.builder().build().tmpdir();
     try {
       Files.createDirectories(base);
+      removeStaleRuns(base);
       tmpdir =
           Files.createTempDirectory(
               base,
@@ -503,6 +505,32 @@ public final class PmixRun {
       }
     }
     return null;
+  }
+
+  /**
+   * Removes the directories of earlier pmixruns killed before they could ({@code
+   * pmixrun-<pid>-*} whose pid is provably no longer that pmixrun; see {@link
+   * StaleStores#provablyDead}): nothing but their own directory is left by a SIGKILLed one.
+   */
+  private static void removeStaleRuns(Path base) {
+    java.util.regex.Pattern name = java.util.regex.Pattern.compile("pmixrun-(\\d+)-.+");
+    try (java.nio.file.DirectoryStream<Path> ds = Files.newDirectoryStream(base, "pmixrun-*")) {
+      for (Path p : ds) {
+        java.util.regex.Matcher m = name.matcher(p.getFileName().toString());
+        if (!m.matches()
+            || !Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+            || !Files.getOwner(p).getName().equals(System.getProperty("user.name"))) {
+          continue;
+        }
+        long pid = Long.parseLong(m.group(1));
+        java.time.Instant changed = Files.getLastModifiedTime(p).toInstant();
+        if (pid != ProcessHandle.current().pid() && StaleStores.provablyDead(pid, changed)) {
+          deleteTree(p);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // Best effort: a stale directory left is harmless to this run.
+    }
   }
 
   private static void deleteTree(Path dir) {

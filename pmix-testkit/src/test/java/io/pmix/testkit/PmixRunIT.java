@@ -345,6 +345,45 @@ class PmixRunIT {
     }
   }
 
+  /**
+   * A pmixrun killed with SIGKILL leaves files only in its own directory (its stores included),
+   * and the next pmixrun in the same TMPDIR removes that directory (its pid is gone).
+   */
+  @Test
+  void aSigkilledPmixrunLeavesOnlyItsDirectoryAndTheNextOneRemovesIt() throws Exception {
+    Path tmp = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "tmpdir-");
+    long pid;
+    try (PmixRunProcess p =
+        PmixRunProcess.start(
+            List.of(), Map.of("TMPDIR", tmp.toString()),
+            "-n", "2", "--", client, "--timeout", "60", "--init", "--put", "--commit",
+            "--fence-collect", "--get-peers", "--sleep", "60000")) {
+      pid = p.process.pid();
+      String store = "pmix_dstor_ds21_" + pid;
+      Await.condition(
+          "a data segment in " + store,
+          () -> listTree(tmp).stream().anyMatch(f -> f.getFileName().toString().startsWith(
+              "smdataseg-") && f.getParent().getFileName().toString().equals(store)),
+          Timing.scaled(Duration.ofSeconds(60)));
+      List<ProcessHandle> children = p.process.descendants().toList();
+      p.process.destroyForcibly(); // SIGKILL
+      p.process.waitFor();
+      for (ProcessHandle c : children) {
+        c.destroyForcibly();
+      }
+      try (java.util.stream.Stream<Path> s = Files.list(tmp)) {
+        List<String> top = s.map(f -> f.getFileName().toString()).collect(Collectors.toList());
+        assertEquals(1, top.size(), top::toString);
+        assertTrue(top.get(0).startsWith("pmixrun-" + pid + "-"), top::toString);
+      }
+    }
+    PmixRunProcess next =
+        PmixRunProcess.run(LIMIT, List.of(), Map.of("TMPDIR", tmp.toString()), "-n", "1", "--",
+            "true");
+    assertEquals(0, next.exit(), next::describe);
+    assertEquals(List.of(tmp), listTree(tmp), "the killed pmixrun's directory stayed");
+  }
+
   private static List<Path> listTree(Path dir) {
     try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
       return s.collect(Collectors.toList());

@@ -94,6 +94,14 @@ final class PmixRunProcess implements AutoCloseable {
     return p;
   }
 
+  /** {@link #run} with {@code wrapper} and {@code env} as {@link #start(List, Map, String...)}. */
+  static PmixRunProcess run(
+      Duration limit, List<String> wrapper, Map<String, String> env, String... args) {
+    PmixRunProcess p = start(wrapper, env, args);
+    p.await(limit);
+    return p;
+  }
+
   @CanIgnoreReturnValue
   PmixRunProcess await(Duration limit) {
     Duration d = Timing.scaled(limit);
