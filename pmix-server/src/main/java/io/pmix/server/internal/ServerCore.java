@@ -8,6 +8,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
+import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
@@ -109,6 +110,19 @@ public final class ServerCore {
     this.snapshots = new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives);
     JobInfoResponder jobInfo = new JobInfoResponder(hostname);
     this.stores = SharedStores.open(options);
+    // Another node's process's data (fence, direct modex) goes to the stores too, so the first
+    // get after a collecting fence is local; a local rank's is there from its commits, and its
+    // REMOTE-only keys must stay out of its local peers' sight.
+    registry.onDelivered(
+        (proc, values) -> {
+          Namespace ns = registry.namespace(proc.nspace());
+          if (ns != null
+              && (ns.rankNumbers().contains(proc.rank())
+                  || ns.departedRanks().contains(proc.rank()))) {
+            return;
+          }
+          stores.store(proc.nspace(), proc.rank(), values);
+        });
     HostForwarding forwarding = new HostForwarding(registry, host, hostCalls, limits, options);
 
     handlers.put(
@@ -250,10 +264,44 @@ public final class ServerCore {
     }
     try {
       JobData jd = ns.jobData(hostname);
-      stores.jobData(ns.name(), jd, jd.jobLevel(), jd.perRank);
+      stores.jobData(ns.name(), jd, withThisNode(jd, hostname), jd.perRank);
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.WARNING, "job data of " + ns.name() + " not stored", e);
     }
+  }
+
+  /**
+   * The job-level values 4.2.2 stores under WILDCARD: the loose ones and this node's node-info
+   * array flattened (its keys but the host name, node id and aliases), so that e.g. {@code
+   * pmix.node.size} is read from the store (docs/gds.md §3).
+   */
+  private static Map<String, Value> withThisNode(JobData jd, String hostname) {
+    Map<String, Value> out = new java.util.LinkedHashMap<>(jd.jobLevel());
+    for (Value.KVal kv : jd.realmArrays) {
+      if (!Keys.NODE_INFO_ARRAY.name().equals(kv.key())
+          || !(kv.value() instanceof io.pmix.common.DataArray a)
+          || a.elementType() != DataType.INFO) {
+        continue;
+      }
+      boolean mine = false;
+      for (Value v : a.items()) {
+        Info i = (Info) v;
+        if (i.key().equals("pmix.hname") && hostname.equals(i.value().asString())) {
+          mine = true;
+        }
+      }
+      if (!mine) {
+        continue;
+      }
+      for (Value v : a.items()) {
+        Info i = (Info) v;
+        String k = i.key();
+        if (!k.equals("pmix.hname") && !k.equals("pmix.nodeid") && !k.equals("pmix.alias")) {
+          out.putIfAbsent(k, i.value());
+        }
+      }
+    }
+    return out;
   }
 
   /**
