@@ -196,9 +196,11 @@ public final class PMIxServer implements AutoCloseable {
       ch = b.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).sync().channel();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      c.releaseStores();
       releaseResources(g);
       throw new PmixException(Status.ERR_INIT, "interrupted while binding the listener", e);
     } catch (RuntimeException e) {
+      c.releaseStores();
       releaseResources(g);
       throw new PmixException(Status.ERR_INIT, "cannot open the listener: " + e.getMessage(), e);
     }
@@ -219,6 +221,7 @@ public final class PMIxServer implements AutoCloseable {
                 options, u, PMIX_VERSION, ProcessHandle.current().pid(), ids[0], ids[1]);
       } catch (PmixException e) {
         ChannelFuture unused = ch.close().awaitUninterruptibly();
+        c.releaseStores();
         releaseResources(g);
         throw e;
       }
@@ -451,8 +454,9 @@ public final class PMIxServer implements AutoCloseable {
     }
     env.put("PMIX_SECURITY_MODE", options.allowNoneSecurity() ? "native,none" : "native");
     env.put("PMIX_BFROP_BUFFER_TYPE", options.childBufferType().environmentValue());
-    // Only hash is served; without this a 5.0 client would pick shmem2 (docs/transport.md §9.3).
-    env.put("PMIX_GDS_MODULE", "hash");
+    // ds21,ds12,hash (or what ServerOptions#gds leaves) and the stores' base paths, as 4.2.2
+    // (docs/gds.md §1); hash named, so a 5.0 client picks it over shmem2 (docs/transport.md §9.3).
+    env.putAll(requireNonNull(core).gdsEnvironment());
     env.put("PMIX_SERVER_TMPDIR", options.tmpdir().toString());
     env.put("PMIX_SYSTEM_TMPDIR", options.systemTmpdir().toString());
     env.put("PMIX_HOSTNAME", options.hostname());
@@ -536,6 +540,34 @@ public final class PMIxServer implements AutoCloseable {
       f.completeExceptionally(new PmixException(Status.ERR_NOT_AVAILABLE, "server stopped", e));
     }
     return f;
+  }
+
+  /**
+   * How many requests of each command (by its name, e.g. {@code GETNB}, {@code COMMIT}) this
+   * server has handled. Any thread.
+   *
+   * @throws IllegalStateException before {@link #start}
+   */
+  public Map<String, Long> requestCounts() {
+    ServerCore c = core;
+    if (c == null) {
+      throw new IllegalStateException("server not started");
+    }
+    return c.requestCounts();
+  }
+
+  /**
+   * The shared-memory store directories this server writes (ds21's, ds12's; empty when it serves
+   * only hash), removed at shutdown.
+   *
+   * @throws IllegalStateException before {@link #start}
+   */
+  public List<Path> gdsDirectories() {
+    ServerCore c = core;
+    if (c == null) {
+      throw new IllegalStateException("server not started");
+    }
+    return c.gdsDirectories();
   }
 
   /**

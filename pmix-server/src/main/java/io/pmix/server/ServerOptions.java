@@ -10,6 +10,7 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
@@ -36,6 +37,7 @@ public final class ServerOptions {
   private final boolean toolSupport;
   private final boolean systemSupport;
   private final boolean sessionSupport;
+  private final List<String> sharedMemoryStores;
 
   private ServerOptions(Builder b) {
     this.serverNspace = b.serverNspace;
@@ -54,6 +56,40 @@ public final class ServerOptions {
     this.toolSupport = b.toolSupport;
     this.systemSupport = b.systemSupport;
     this.sessionSupport = b.sessionSupport;
+    String gds = b.gds != null ? b.gds : System.getenv("PMIX_MCA_gds");
+    this.sharedMemoryStores = dstoresOf(gds);
+  }
+
+  /**
+   * The shared-memory stores a libpmix-style component list leaves (the MCA parameter {@code gds}:
+   * {@code ds12,hash} keeps those, {@code ^ds21} all but ds21, absent or empty all), best first.
+   */
+  static List<String> dstoresOf(@Nullable String spec) {
+    List<String> all = List.of("ds21", "ds12");
+    if (spec == null || spec.isBlank()) {
+      return all;
+    }
+    String t = spec.trim();
+    boolean exclude = t.startsWith("^");
+    java.util.Set<String> named = new java.util.HashSet<>();
+    for (String n : (exclude ? t.substring(1) : t).split(",", -1)) {
+      named.add(n.trim());
+    }
+    List<String> out = new java.util.ArrayList<>();
+    for (String m : all) {
+      if (named.contains(m) != exclude) {
+        out.add(m);
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  /**
+   * The libpmix 4.2.2 shared-memory stores this server writes and offers its clients ({@code
+   * ds21}, {@code ds12}), best first; empty when only hash is served.
+   */
+  public List<String> sharedMemoryStores() {
+    return sharedMemoryStores;
   }
 
   /** A builder with the defaults. */
@@ -210,6 +246,7 @@ public final class ServerOptions {
     private boolean toolSupport;
     private boolean systemSupport;
     private boolean sessionSupport;
+    private @Nullable String gds;
 
     private Builder() {}
 
@@ -348,6 +385,17 @@ public final class ServerOptions {
     @CanIgnoreReturnValue
     public Builder sessionSupport(boolean support) {
       this.sessionSupport = support;
+      return this;
+    }
+
+    /**
+     * Which gds modules to serve, in libpmix's MCA syntax ({@code PMIX_MCA_gds}): {@code hash}
+     * serves only the socket store, {@code ds12,hash} or {@code ^ds21} leave ds21 out. Hash is
+     * always served. Default: {@code $PMIX_MCA_gds}, else ds21, ds12 and hash.
+     */
+    @CanIgnoreReturnValue
+    public Builder gds(String components) {
+      this.gds = requireNonNull(components, "components");
       return this;
     }
 

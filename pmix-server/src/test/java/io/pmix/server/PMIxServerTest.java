@@ -162,7 +162,8 @@ class PMIxServerTest {
         List.of(
             "PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4",
             "PMIX_SERVER_URI3", "PMIX_SERVER_URI2", "PMIX_SERVER_URI21", "PMIX_SECURITY_MODE",
-            "PMIX_BFROP_BUFFER_TYPE", "PMIX_GDS_MODULE", "PMIX_SERVER_TMPDIR",
+            "PMIX_BFROP_BUFFER_TYPE", "PMIX_GDS_MODULE", "PMIX_DSTORE_21_BASE_PATH",
+            "PMIX_DSTORE_ESH_BASE_PATH", "PMIX_SERVER_TMPDIR",
             "PMIX_SYSTEM_TMPDIR", "PMIX_HOSTNAME", "PMIX_VERSION"),
         List.copyOf(env.keySet()));
     assertEquals("job", env.get("PMIX_NAMESPACE"));
@@ -170,10 +171,19 @@ class PMIxServerTest {
     assertEquals(server.uri(), env.get("PMIX_SERVER_URI41"));
     assertEquals("native", env.get("PMIX_SECURITY_MODE"));
     assertEquals("PMIX_BFROP_BUFFER_NON_DESC", env.get("PMIX_BFROP_BUFFER_TYPE"));
-    assertEquals("hash", env.get("PMIX_GDS_MODULE"));
+    assertEquals("ds21,ds12,hash", env.get("PMIX_GDS_MODULE"));
+    assertEquals(server.gdsDirectories().get(0).toString(), env.get("PMIX_DSTORE_21_BASE_PATH"));
+    assertEquals(server.gdsDirectories().get(1).toString(), env.get("PMIX_DSTORE_ESH_BASE_PATH"));
     assertEquals("node7", env.get("PMIX_HOSTNAME"));
     assertEquals("4.2.2", env.get("PMIX_VERSION"));
-    assertFalse(env.containsKey("PMIX_DSTORE_21_BASE_PATH"));
+    // Serving hash only (the stores off), no store is exported.
+    try (PMIxServer hashOnly =
+        PMIxServer.init(new HostModule() {}, ServerOptions.builder().gds("hash").build())) {
+      Map<String, String> h = hashOnly.setupFork(Proc.of("job", 3));
+      assertEquals("hash", h.get("PMIX_GDS_MODULE"));
+      assertFalse(h.containsKey("PMIX_DSTORE_21_BASE_PATH"));
+      assertFalse(h.containsKey("PMIX_DSTORE_ESH_BASE_PATH"));
+    }
   }
 
   private static int port(PMIxServer s) {

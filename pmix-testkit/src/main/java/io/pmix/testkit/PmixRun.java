@@ -8,6 +8,7 @@ import io.pmix.dataserver.DataStoreOptions;
 import io.pmix.dataserver.LocalDataService;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerOptions;
+import io.pmix.server.internal.gds.StaleStores;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -109,13 +110,23 @@ public final class PmixRun {
 
     long pid = ProcessHandle.current().pid();
     Path tmpdir;
+    // As OpenPMIx: PMIX_SERVER_TMPDIR, else TMPDIR (TEMP, TMP), else /tmp; never the JVM's own
+    // java.io.tmpdir, since C tools attaching by pid search only there (issue #18).
+    Path base = ServerOptions.builder().build().tmpdir();
     try {
+      Files.createDirectories(base);
+      removeStaleRuns(base);
       tmpdir =
           Files.createTempDirectory(
+              base,
               "pmixrun-" + pid + "-",
               PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
     } catch (IOException e) {
-      err.println("pmixrun: cannot create a temporary directory: " + e.getMessage());
+      err.println(
+          "pmixrun: cannot create a temporary directory in "
+              + base
+              + " (PMIX_SERVER_TMPDIR, else TMPDIR, else /tmp): "
+              + e.getMessage());
       return 1;
     }
     AtomicReference<@Nullable Launch> current = new AtomicReference<>();
@@ -494,6 +505,32 @@ public final class PmixRun {
       }
     }
     return null;
+  }
+
+  /**
+   * Removes the directories of earlier pmixruns killed before they could ({@code
+   * pmixrun-<pid>-*} whose pid is provably no longer that pmixrun; see {@link
+   * StaleStores#provablyDead}): nothing but their own directory is left by a SIGKILLed one.
+   */
+  private static void removeStaleRuns(Path base) {
+    java.util.regex.Pattern name = java.util.regex.Pattern.compile("pmixrun-(\\d+)-.+");
+    try (java.nio.file.DirectoryStream<Path> ds = Files.newDirectoryStream(base, "pmixrun-*")) {
+      for (Path p : ds) {
+        java.util.regex.Matcher m = name.matcher(p.getFileName().toString());
+        if (!m.matches()
+            || !Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+            || !Files.getOwner(p).getName().equals(System.getProperty("user.name"))) {
+          continue;
+        }
+        long pid = Long.parseLong(m.group(1));
+        java.time.Instant changed = Files.getLastModifiedTime(p).toInstant();
+        if (pid != ProcessHandle.current().pid() && StaleStores.provablyDead(pid, changed)) {
+          deleteTree(p);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // Best effort: a stale directory left is harmless to this run.
+    }
   }
 
   private static void deleteTree(Path dir) {

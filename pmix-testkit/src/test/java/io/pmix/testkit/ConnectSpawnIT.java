@@ -246,7 +246,7 @@ class ConnectSpawnIT {
     // A command that cannot be started: the host's status reaches the client.
     assertTrue(line(r, 0, "spawn-bad").contains("OK status=-181 "), r::describe);
     JobResult child = spawned(s, r, 2);
-    checkConnected(r, child);
+    checkConnected(r, child, false, true);
   }
 
   @Test
@@ -258,7 +258,7 @@ class ConnectSpawnIT {
     JobResult r = s.job(1).command(cmd).run(WAIT);
     assertTrue(r.succeeded(), r::describe);
     JobResult child = spawned(s, r, 1);
-    checkConnected(r, child);
+    checkConnected(r, child, true, false);
   }
 
   @Test
@@ -323,15 +323,20 @@ class ConnectSpawnIT {
 
   /**
    * Parent and child ran, connected with each other (each then holding the other's job size,
-   * which only the connect reply can have brought), disconnected and dropped the other's data.
+   * which only the connect reply can have brought), disconnected and dropped the other's data;
+   * a C client on ds21 (our server offers it, as mpirun's does) still finds the other job's size
+   * in the store, as under libpmix's server ({@code pmix_connect_spawn.c} says "kept"), a Java
+   * client reads only its own namespace from the store and drops it.
    */
-  private static void checkConnected(JobResult parent, JobResult child) {
+  private static void checkConnected(
+      JobResult parent, JobResult child, boolean parentIsC, boolean childIsC) {
     assertTrue(child.succeeded(), child::describe);
     assertTrue(
         line(parent, 0, "connect-peer")
             .contains("OK peer=" + child.nspace() + " peer.size=" + child.nprocs()),
         parent::describe);
-    assertTrue(line(parent, 0, "disconnect-peer").contains("OK dropped"), parent::describe);
+    assertTrue(line(parent, 0, "disconnect-peer").contains(parentIsC ? "OK kept" : "OK dropped"),
+        parent::describe);
     for (int rank = 0; rank < child.nprocs(); rank++) {
       assertTrue(line(child, rank, "init").contains("OK " + child.nspace() + ":" + rank),
           child::describe);
@@ -340,7 +345,9 @@ class ConnectSpawnIT {
           child::describe);
       assertTrue(line(child, rank, "connect-peer")
           .contains("OK peer=" + parent.nspace() + " peer.size=1"), child::describe);
-      assertTrue(line(child, rank, "disconnect-peer").contains("OK dropped"), child::describe);
+      assertTrue(
+          line(child, rank, "disconnect-peer").contains(childIsC ? "OK kept" : "OK dropped"),
+          child::describe);
       assertTrue(line(child, rank, "finalize").contains(" OK"), child::describe);
     }
   }

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import io.pmix.common.testing.Await;
 import io.pmix.dataserver.DataServer;
 import io.pmix.dataserver.DataStore;
 import org.junit.jupiter.api.BeforeAll;
@@ -272,6 +274,123 @@ class PmixRunIT {
     assertTrue(p.stderr().contains("exited with status 9"), p::describe);
     assertTrue(p.stderr().contains("rank 2 exited first with status 9; 2 of 3 processes exited"
         + " non-zero; exit status 9"), p::describe);
+  }
+
+  /**
+   * Issue #18: with TMPDIR set, pmixrun makes its files there, where a C tool attaching by pid
+   * ({@code pps --pid}: PMIX_SERVER_PIDINFO) searches; nothing of it remains after it ends.
+   */
+  @Test
+  void aToolAttachingByPidFindsPmixrunUnderTmpdir() throws Exception {
+    Path tmp = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "tmpdir-");
+    Path stop = tmp.resolve("stop");
+    try (PmixRunProcess p =
+        PmixRunProcess.start(
+            List.of(),
+            Map.of("TMPDIR", tmp.toString()),
+            "--tool-support", "-n", "1", "--", "sh", "-c",
+            "while [ ! -e " + stop + " ]; do sleep 0.1; done")) {
+      String suffix = ".tool." + p.process.pid();
+      Await.condition(
+          "pmix.<host>" + suffix + " under " + tmp,
+          () -> listTree(tmp).stream().anyMatch(f -> f.getFileName().toString().endsWith(suffix)),
+          Timing.scaled(Duration.ofSeconds(60)));
+      ProcessBuilder pb =
+          new ProcessBuilder("pps", "--pid", Long.toString(p.process.pid()))
+              .redirectErrorStream(true)
+              .redirectOutput(tmp.resolve("pps.out").toFile());
+      pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
+      pb.environment().remove("TEMP");
+      pb.environment().remove("TMP");
+      pb.environment().put("TMPDIR", tmp.toString());
+      Process pps = pb.start();
+      assertTrue(pps.waitFor(Timing.scaled(Duration.ofSeconds(60)).toMillis(), TimeUnit.MILLISECONDS),
+          "pps hung");
+      String out = Files.readString(tmp.resolve("pps.out"), UTF_8);
+      assertEquals(0, pps.exitValue(), out);
+      assertTrue(out.contains("Active nspaces: ") && out.contains("@1"), out);
+      Files.createFile(stop);
+      p.await(LIMIT);
+      assertEquals(0, p.exit(), p::describe);
+    }
+    List<Path> left = listTree(tmp);
+    assertTrue(left.stream().noneMatch(f -> f.getFileName().toString().startsWith("pmixrun-")),
+        left::toString);
+  }
+
+  /**
+   * Issue #18: pmixrun starts and runs a job of C clients where /tmp is read-only (a private mount
+   * namespace) and TMPDIR points elsewhere: neither it, its JVM nor its server writes to /tmp.
+   */
+  @Test
+  void pmixrunRunsWhereTmpIsNotWritable() throws Exception {
+    assumeTrue(
+        Files.readAllLines(Path.of("/proc/self/status"), UTF_8).stream()
+            .anyMatch(l -> l.matches("Uid:\\s+\\d+\\s+0\\s.*")),
+        "needs root for a private mount namespace with a read-only /tmp");
+    Path tmp = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "tmpdir-");
+    List<String> wrapper =
+        List.of("unshare", "-m", "--propagation", "private", "sh", "-c",
+            "mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp"
+                + " && ! touch /tmp/pmixrun-ro-check 2>/dev/null && exec \"$0\" \"$@\"");
+    try (PmixRunProcess p =
+        PmixRunProcess.start(
+            wrapper,
+            // PMIXRUN_JAVA_OPTS empty: the script's own choice of java.io.tmpdir (TMPDIR) counts.
+            Map.of("TMPDIR", tmp.toString(), "PMIXRUN_JAVA_OPTS", ""),
+            "-n", "2", "--", client, "--init", "--put", "--commit", "--fence-collect",
+            "--get-peers", "--finalize")) {
+      p.await(LIMIT);
+      assertEquals(0, p.exit(), p::describe);
+    }
+  }
+
+  /**
+   * A pmixrun killed with SIGKILL leaves files only in its own directory (its stores included),
+   * and the next pmixrun in the same TMPDIR removes that directory (its pid is gone).
+   */
+  @Test
+  void aSigkilledPmixrunLeavesOnlyItsDirectoryAndTheNextOneRemovesIt() throws Exception {
+    Path tmp = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "tmpdir-");
+    long pid;
+    try (PmixRunProcess p =
+        PmixRunProcess.start(
+            List.of(), Map.of("TMPDIR", tmp.toString()),
+            "-n", "2", "--", client, "--timeout", "60", "--init", "--put", "--commit",
+            "--fence-collect", "--get-peers", "--sleep", "60000")) {
+      pid = p.process.pid();
+      String store = "pmix_dstor_ds21_" + pid;
+      Await.condition(
+          "a data segment in " + store,
+          () -> listTree(tmp).stream().anyMatch(f -> f.getFileName().toString().startsWith(
+              "smdataseg-") && f.getParent().getFileName().toString().equals(store)),
+          Timing.scaled(Duration.ofSeconds(60)));
+      List<ProcessHandle> children = p.process.descendants().toList();
+      p.process.destroyForcibly(); // SIGKILL
+      p.process.waitFor();
+      for (ProcessHandle c : children) {
+        c.destroyForcibly();
+      }
+      try (java.util.stream.Stream<Path> s = Files.list(tmp)) {
+        List<String> top = s.map(f -> f.getFileName().toString()).collect(Collectors.toList());
+        assertEquals(1, top.size(), top::toString);
+        assertTrue(top.get(0).startsWith("pmixrun-" + pid + "-"), top::toString);
+      }
+    }
+    PmixRunProcess next =
+        PmixRunProcess.run(LIMIT, List.of(), Map.of("TMPDIR", tmp.toString()), "-n", "1", "--",
+            "true");
+    assertEquals(0, next.exit(), next::describe);
+    assertEquals(List.of(tmp), listTree(tmp), "the killed pmixrun's directory stayed");
+  }
+
+  private static List<Path> listTree(Path dir) {
+    try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
+      return s.collect(Collectors.toList());
+    } catch (IOException e) {
+      // A file vanished while we walked: the caller polls again.
+      return List.of();
+    }
   }
 
   @Test

@@ -51,11 +51,19 @@ final class PmixRunProcess implements AutoCloseable {
 
   /** Starts {@code bin/pmixrun args...} in a fresh directory under target/. */
   static PmixRunProcess start(String... args) {
+    return start(List.of(), Map.of(), args);
+  }
+
+  /**
+   * Starts {@code wrapper... bin/pmixrun args...} in a fresh directory under target/, with {@code
+   * env} added to (and overriding) the environment the other starts give it.
+   */
+  static PmixRunProcess start(List<String> wrapper, Map<String, String> env, String... args) {
     try {
       Path base = Path.of(System.getProperty("basedir", ".")).resolve("target/pmixrun-it");
       Files.createDirectories(base);
       Path dir = Files.createTempDirectory(base, "run-");
-      List<String> cmd = new ArrayList<>();
+      List<String> cmd = new ArrayList<>(wrapper);
       cmd.add(repoRoot().resolve("bin/pmixrun").toString());
       cmd.addAll(List.of(args));
       ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
@@ -63,11 +71,16 @@ final class PmixRunProcess implements AutoCloseable {
       pb.redirectError(dir.resolve("stderr").toFile());
       pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
       pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
-      // pmixrun's JVM makes its temporary files where this test JVM does (under target/).
+      // pmixrun makes its files where this test JVM does (under target/): the server's under
+      // TMPDIR, the JVM's under java.io.tmpdir.
+      pb.environment().remove("TEMP");
+      pb.environment().remove("TMP");
+      pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
       String opts = pb.environment().getOrDefault("PMIXRUN_JAVA_OPTS", "");
       pb.environment().put(
           "PMIXRUN_JAVA_OPTS",
           (opts + " -Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")).trim());
+      pb.environment().putAll(env);
       return new PmixRunProcess(pb.start(), dir, cmd);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
@@ -77,6 +90,14 @@ final class PmixRunProcess implements AutoCloseable {
   /** Runs it to the end (failing the test if it takes longer than {@code limit}, scaled). */
   static PmixRunProcess run(Duration limit, String... args) {
     PmixRunProcess p = start(args);
+    p.await(limit);
+    return p;
+  }
+
+  /** {@link #run} with {@code wrapper} and {@code env} as {@link #start(List, Map, String...)}. */
+  static PmixRunProcess run(
+      Duration limit, List<String> wrapper, Map<String, String> env, String... args) {
+    PmixRunProcess p = start(wrapper, env, args);
     p.await(limit);
     return p;
   }

@@ -18,6 +18,7 @@ import io.pmix.common.internal.wire.ReplyLayout;
 import io.pmix.common.internal.wire.ToolReply;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
+import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.ServerSnapshot;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
@@ -41,7 +42,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>Every connector: the security module ({@code native}, or {@code none} where allowed; a
  *       native credential must parse), the codec ({@code v41} or {@code v4}) and the buffer type
  *       ({@link #credential}, {@link #format}; shared with {@link ToolSupport}).
- *   <li>A client (flag 0): only the {@code hash} gds is served; the namespace and rank must be
+ *   <li>A client (flag 0): the {@code hash} gds, or a shared-memory store this server writes
+ *       ({@link ServerOptions#sharedMemoryStores}: every store holds every namespace, so clients of
+ *       one namespace may announce different ones); the namespace and rank must be
  *       registered, the credential and identity block must name the registered uid/gid, and
  *       unless claimed credentials are trusted the socket's owner (the kernel's word) must be the
  *       registered uid. The host's {@code clientConnected} may still close it.
@@ -123,9 +126,11 @@ public final class Admission {
     }
     int[] claimed = cred == null ? null : new int[] {cred.uid(), cred.gid()};
     if (req.kind() == ConnectorKind.SIMPLE_CLIENT) {
-      if (!req.gdsModule().equals("hash")) {
-        return reject(req, "gds module " + req.gdsModule() + " (only hash is served)");
+      if (!req.gdsModule().equals("hash")
+          && !options.sharedMemoryStores().contains(req.gdsModule())) {
+        return reject(req, "gds module " + req.gdsModule() + " is not served");
       }
+      ch.attr(SharedStores.ANNOUNCED).set(req.gdsModule());
       return acceptClient(ch, req, claimed, kernelUid, format, ServerSnapshot.Role.CLIENT, true);
     }
     if (req.kind() == ConnectorKind.SINGLETON_CLIENT) {

@@ -423,6 +423,30 @@ public final class JobData {
   }
 
   /**
+   * Appends the REQ reply body of a client reading a shared-memory store, which holds the rest:
+   * only the session, node and app arrays ({@code PMIX_GDS_FETCH_INFO_ARRAYS} in 4.2.2).
+   */
+  public void writeArrays(PmixWriter w) {
+    if (noData) {
+      return;
+    }
+    for (Value.KVal kv : realmArrays) {
+      w.pack(kv);
+    }
+  }
+
+  /** What {@link #writeArrays} appends, in {@code format}: a dstore client's REQ reply body. */
+  public byte[] arraysBody(WireFormat format) {
+    ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
+    try {
+      writeArrays(new PmixWriter(b, format));
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
+  }
+
+  /**
    * The REQ reply body (what {@link #writeReplyBody} appends) in {@code format}: the job data of a
    * {@link io.pmix.common.internal.message.ReqReply}, a connect reply's blob or a spawn reply.
    */

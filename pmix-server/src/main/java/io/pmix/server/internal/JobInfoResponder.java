@@ -8,16 +8,18 @@ import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.ReqReply;
+import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
 
 /**
  * Answers REQ, the job-information request that completes a client's init (docs/commands.md
- * §3.1), with a {@link ReqReply}: no status unit, the namespace, then its job data in the layout
- * of docs/commands.md §6.1. A peer in a namespace made for tools gets what 4.2.2 sends a tool
- * instead (docs/transport.md §11.3): the namespace, then {@code pmix.bfrops.mod} = the tool's
- * version. Progress thread only.
+ * §3.1): no status unit, the namespace, then its job data in the layout of docs/commands.md §6.1
+ * (a client reading a shared-memory store: only the session, node and app arrays, docs/gds.md §3).
+ * A peer in a namespace made for tools gets what 4.2.2 sends a tool instead
+ * (docs/transport.md §11.3): the namespace, then {@code pmix.bfrops.mod} = the tool's version.
+ * Progress thread only.
  */
 final class JobInfoResponder {
   private static final System.Logger LOG = System.getLogger(JobInfoResponder.class.getName());
@@ -45,7 +47,16 @@ final class JobInfoResponder {
       jd = JobData.empty(ns.nlocalprocs());
     }
     JobData data = jd;
-    Replies.send(peer, tag, () -> new ReqReply(ns.name(), data.replyBody(peer.format())));
+    // A ds21/ds12 client reads the job data from its store (written before this reply): as
+    // 4.2.2, it gets only the session, node and app arrays (docs/gds.md §3).
+    boolean dstore = SharedStores.readsStore(peer.channel());
+    Replies.send(
+        peer,
+        tag,
+        () ->
+            new ReqReply(
+                ns.name(),
+                dstore ? data.arraysBody(peer.format()) : data.replyBody(peer.format())));
   }
 
   private static byte[] kval(Value.KVal kv, WireFormat format) {

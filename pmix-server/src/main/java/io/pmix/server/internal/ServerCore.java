@@ -8,6 +8,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoop;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
+import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
@@ -48,11 +49,14 @@ import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.PeerLifecycle;
 import io.pmix.server.internal.lifecycle.RankInfo;
 import io.pmix.server.internal.lifecycle.Registry;
+import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.modex.Modex;
+import io.pmix.server.internal.modex.ProcData;
 import java.lang.System.Logger.Level;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
@@ -99,6 +103,8 @@ public final class ServerCore {
   private final QueryResponder queryResponder;
   private final SnapshotBuilder snapshots;
   private final Map<Command, Route<?>> routes = new EnumMap<>(Command.class);
+  private final SharedStores stores;
+  private final Map<Command, AtomicLong> requestCounts = new EnumMap<>(Command.class);
   private boolean stopping;
 
   /**
@@ -128,11 +134,42 @@ public final class ServerCore {
     this.queryResponder = new QueryResponder(registry, host, hostCalls, options);
     this.snapshots = new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives);
     JobInfoResponder jobInfo = new JobInfoResponder(hostname);
+    this.stores = SharedStores.open(options);
+    // Another node's process's data (fence, direct modex) goes to the stores too, so the first
+    // get after a collecting fence is local; a local rank's is there from its commits, and its
+    // REMOTE-only keys must stay out of its local peers' sight.
+    registry.onDelivered(
+        (proc, values) -> {
+          Namespace ns = registry.namespace(proc.nspace());
+          if (ns != null
+              && (ns.rankNumbers().contains(proc.rank())
+                  || ns.departedRanks().contains(proc.rank()))) {
+            return;
+          }
+          stores.store(proc.nspace(), proc.rank(), values);
+        });
     HostForwarding forwarding = new HostForwarding(registry, host, hostCalls, options);
 
-    route(Command.REQ, ReqRequest.class, (p, tag, q) -> jobInfo.handleReq(p, tag));
+    route(
+        Command.REQ,
+        ReqRequest.class,
+        (p, tag, q) -> {
+          // First: a dstore client reads its job data from the store as soon as it has the reply.
+          writeJobData(p, hostname);
+          jobInfo.handleReq(p, tag);
+        });
     route(Command.ABORT, AbortRequest.class, forwarding::handleAbort);
-    route(Command.COMMIT, CommitRequest.class, modex::handleCommit);
+    route(
+        Command.COMMIT,
+        CommitRequest.class,
+        (p, tag, q) -> {
+          modex.handleCommit(p, tag, q);
+          // Before any other request runs: a fence that follows finds the data in shared memory.
+          ProcData d = p.ns().data().proc(p.info().rank());
+          if (d != null) {
+            stores.store(p.ns().name(), p.info().rank(), d.local());
+          }
+        });
     route(Command.FENCENB, FenceNbRequest.class, collectives::handleFence);
     route(Command.GETNB, GetNbRequest.class, modex::handleGet);
     route(Command.FINALIZE, FinalizeRequest.class, (p, tag, q) -> lifecycle.handleFinalize(p, tag));
@@ -152,8 +189,26 @@ public final class ServerCore {
     route(Command.DISCONNECTNB, DisconnectNbRequest.class, collectives::handleDisconnect);
   }
 
+  /** Enters {@code cmd} in the dispatch table, counted (e.g. that a dstore client's get after a
+   * fence needs no GETNB). */
   private <R extends Request> void route(Command cmd, Class<R> type, Handler<R> handler) {
-    routes.put(cmd, new Route<>(type, handler));
+    AtomicLong n = new AtomicLong();
+    requestCounts.put(cmd, n);
+    routes.put(
+        cmd,
+        new Route<>(
+            type,
+            (p, tag, q) -> {
+              n.incrementAndGet();
+              handler.handle(p, tag, q);
+            }));
+  }
+
+  /** How many requests of each command were handed to their handler so far. Any thread. */
+  public Map<String, Long> requestCounts() {
+    Map<String, Long> out = new java.util.TreeMap<>();
+    requestCounts.forEach((cmd, n) -> out.put(cmd.name(), n.get()));
+    return out;
   }
 
   /**
@@ -194,6 +249,7 @@ public final class ServerCore {
 
     @Override
     public void namespaceGone(Namespace ns) {
+      stores.namespaceGone(ns.name());
       collectives.namespaceGone(ns.name());
       modex.namespaceGone(ns.name());
       events.namespaceGone(ns.name());
@@ -226,7 +282,77 @@ public final class ServerCore {
     if (stopping) {
       return Status.ERR_NOT_AVAILABLE;
     }
-    return lifecycle.registerNspace(nspace, nlocalprocs, infos);
+    Status st = lifecycle.registerNspace(nspace, nlocalprocs, infos);
+    if (st.equals(Status.SUCCESS)) {
+      stores.namespaceRegistered(nspace, nlocalprocs);
+    }
+    return st;
+  }
+
+  /** The first REQ of a namespace's client: its job data goes to the shared-memory stores. */
+  private void writeJobData(Peer p, String hostname) {
+    Namespace ns = p.ns();
+    if (ns.isToolNamespace() || !ns.registered()) {
+      return;
+    }
+    try {
+      JobData jd = ns.jobData(hostname);
+      stores.jobData(ns.name(), jd, withThisNode(jd, hostname), jd.perRank);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "job data of " + ns.name() + " not stored", e);
+    }
+  }
+
+  /**
+   * The job-level values 4.2.2 stores under WILDCARD: the loose ones and this node's node-info
+   * array flattened (its keys but the host name, node id and aliases), so that e.g. {@code
+   * pmix.node.size} is read from the store (docs/gds.md §3).
+   */
+  private static Map<String, Value> withThisNode(JobData jd, String hostname) {
+    Map<String, Value> out = new java.util.LinkedHashMap<>(jd.jobLevel());
+    for (Value.KVal kv : jd.realmArrays) {
+      if (!Keys.NODE_INFO_ARRAY.name().equals(kv.key())
+          || !(kv.value() instanceof io.pmix.common.DataArray a)
+          || a.elementType() != DataType.INFO) {
+        continue;
+      }
+      boolean mine = false;
+      for (Value v : a.items()) {
+        Info i = (Info) v;
+        if (i.key().equals("pmix.hname") && hostname.equals(i.value().asString())) {
+          mine = true;
+        }
+      }
+      if (!mine) {
+        continue;
+      }
+      for (Value v : a.items()) {
+        Info i = (Info) v;
+        String k = i.key();
+        if (!k.equals("pmix.hname") && !k.equals("pmix.nodeid") && !k.equals("pmix.alias")) {
+          out.putIfAbsent(k, i.value());
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * What {@code setupFork} exports for the shared-memory stores ({@link
+   * SharedStores#environment}). Any thread.
+   */
+  public Map<String, String> gdsEnvironment() {
+    return stores.environment();
+  }
+
+  /** The shared-memory store directories, best first (for tests and state reports). Any thread. */
+  public List<java.nio.file.Path> gdsDirectories() {
+    return stores.directories();
+  }
+
+  /** Removes the shared-memory stores; for a server that never started serving. */
+  public void releaseStores() {
+    stores.close();
   }
 
   /** Registers a local client; creates a placeholder namespace if needed. */
@@ -312,7 +438,14 @@ public final class ServerCore {
     stopping = true;
     collectives.shutdown(status);
     modex.shutdown(status);
-    return lifecycle.closeAll();
+    List<ChannelFuture> closes = lifecycle.closeAll();
+    try {
+      stores.close();
+    } catch (RuntimeException e) {
+      // Files left behind must not stop the shutdown; a later server removes them.
+      LOG.log(Level.WARNING, "removing the shared-memory stores failed", e);
+    }
+    return closes;
   }
 
   // ============================================================================================

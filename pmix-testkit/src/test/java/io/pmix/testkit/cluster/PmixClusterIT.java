@@ -65,6 +65,7 @@ class PmixClusterIT {
       // host afterwards.
       ClusterJob collected = layout.apply("collect" + nodes);
       cluster.register(collected);
+      long getsBefore = getnbs(cluster);
       Map<Integer, List<String>> out =
           run(
               cluster,
@@ -105,6 +106,13 @@ class PmixClusterIT {
                 .toList(),
             "fences on " + node);
       }
+      // Each server stored the other nodes' data the fence brought in its ds21/ds12 stores: the
+      // C clients (on ds21) read every peer locally (40 GETNBs with 2 nodes, 108 with 3, when
+      // the fence's data was not stored). What remains is one GETNB per rank, from
+      // --get-job-keys: the optional pmix.node.size (rank WILDCARD), observed asked of the server
+      // by every rank, not a peer's key.
+      long gets = getnbs(cluster) - getsBefore;
+      assertTrue(gets <= collected.size(), "GETNB requests after the collecting fence: " + gets);
       cluster.deregister(collected);
 
       // Job 2: no data collected; a remote get makes the server ask its host, which fetches the
@@ -168,6 +176,14 @@ class PmixClusterIT {
           ranks(procsOf(cluster.node(0).host().dmodexServed(), job)));
       cluster.deregister(job);
     }
+  }
+
+  private static long getnbs(PmixCluster cluster) {
+    long n = 0;
+    for (ClusterNode node : cluster.nodes()) {
+      n += node.server().requestCounts().getOrDefault("GETNB", 0L);
+    }
+    return n;
   }
 
   // ---------------------------------------------------------------------------------------------

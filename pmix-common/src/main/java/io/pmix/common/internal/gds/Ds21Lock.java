@@ -18,11 +18,11 @@ import java.util.concurrent.TimeUnit;
  */
 final class Ds21Lock implements ReaderLock {
   /** Offsets in the segment header. */
-  private static final int SEG_SIZE = 0;
+  static final int SEG_SIZE = 0;
 
-  private static final int NUM_LOCKS = 8;
-  private static final int ALIGN_SIZE = 16;
-  private static final int MUTEX_OFFS = 24;
+  static final int NUM_LOCKS = 8;
+  static final int ALIGN_SIZE = 16;
+  static final int MUTEX_OFFS = 24;
 
   /** Upper bound of the distance between mutexes that we accept. */
   private static final long MAX_ALIGN = 4096;

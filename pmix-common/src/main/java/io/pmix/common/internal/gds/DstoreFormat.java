@@ -1,5 +1,7 @@
 package io.pmix.common.internal.gds;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -26,6 +28,25 @@ enum DstoreFormat {
       Kind kind = invalid ? Kind.INVALIDATED : ext ? Kind.EXTENSION : Kind.VALUE;
       return new Item(at, size, kind, seg.copy(keyAt, nul - keyAt), dataAt, at + size - dataAt);
     }
+
+    @Override
+    byte[] encode(byte[] key, byte[] data, boolean extension) {
+      ByteBuffer b = ByteBuffer.allocate(16 + key.length + 1 + data.length).order(ByteOrder.nativeOrder());
+      long size = b.capacity();
+      b.putLong(extension ? size | EXTENSION_FLAG : size);
+      long hash = 0;
+      for (byte k : key) {
+        hash += k; // libpmix sums the key's bytes as (signed) chars
+      }
+      b.putLong(hash);
+      b.put(key).put((byte) 0).put(data);
+      return b.array();
+    }
+
+    @Override
+    void invalidate(Segment seg, long at) {
+      seg.putU64(at, seg.u64(at) | INVALIDATED_FLAG);
+    }
   },
   /**
    * {@code size_t size}, key padded with NULs to at least 12 bytes, data. Extension slots have the
@@ -48,6 +69,23 @@ enum DstoreFormat {
               ? Kind.INVALIDATED
               : matches(key, EXTENSION_SLOT) ? Kind.EXTENSION : Kind.VALUE;
       return new Item(at, size, kind, key, dataAt, at + size - dataAt);
+    }
+
+    @Override
+    byte[] encode(byte[] key, byte[] data, boolean extension) {
+      byte[] k = extension ? EXTENSION_SLOT : key;
+      int kl = Math.max(k.length + 1, MIN_KEY_LEN);
+      ByteBuffer b = ByteBuffer.allocate(8 + kl + data.length).order(ByteOrder.nativeOrder());
+      b.putLong(b.capacity());
+      b.put(k);
+      b.position(8 + kl); // NUL padding: the buffer is zeroed
+      b.put(data);
+      return b.array();
+    }
+
+    @Override
+    void invalidate(Segment seg, long at) {
+      seg.put(at + 8, java.util.Arrays.copyOf(INVALIDATED, INVALIDATED.length + 1));
     }
   };
 
@@ -90,6 +128,28 @@ enum DstoreFormat {
    * @throws io.pmix.common.PmixException {@code PMIX_ERR_UNPACK_FAILURE} if it does not fit
    */
   abstract Item parse(Segment seg, long at);
+
+  /**
+   * The bytes of a record as libpmix's writer lays it out: {@code key} (without its NUL; a user key
+   * must not be ds12's marker names) and {@code data}; an extension slot when {@code extension}
+   * ({@code key} then ignored: "" in ds21, {@code EXTENSION_SLOT} in ds12), {@code data} its 8-byte
+   * value.
+   */
+  abstract byte[] encode(byte[] key, byte[] data, boolean extension);
+
+  /** Marks the record at {@code at} invalidated, as libpmix's writer does when a key is replaced. */
+  abstract void invalidate(Segment seg, long at);
+
+  /** An extension slot pointing at global offset {@code next} (0: the chain ends). */
+  byte[] extension(long next) {
+    byte[] v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(next).array();
+    return encode(new byte[0], v, true);
+  }
+
+  /** Where the 8-byte value of an extension slot lies, from the start of its record. */
+  int extensionValueOffset() {
+    return extension(0).length - 8;
+  }
 
   /** The longest key a record may have ({@code PMIX_MAX_KEYLEN}). */
   static final int MAX_KEY_BYTES = 511;

@@ -103,6 +103,24 @@ final class Segment implements AutoCloseable {
     return out;
   }
 
+  /** Writes the 64-bit {@code value} at {@code offset} (a writable mapping: the server's). */
+  void putU64(long offset, long value) {
+    check(offset, 8);
+    bytes.putLong((int) offset, value);
+  }
+
+  /** Writes the 32-bit {@code value} at {@code offset}. */
+  void putI32(long offset, int value) {
+    check(offset, 4);
+    bytes.putInt((int) offset, value);
+  }
+
+  /** Writes {@code data} at {@code offset}. */
+  void put(long offset, byte[] data) {
+    check(offset, data.length);
+    bytes.put((int) offset, data);
+  }
+
   /**
    * The offset of the first NUL byte at or after {@code offset} and before {@code limit}, or -1.
    */

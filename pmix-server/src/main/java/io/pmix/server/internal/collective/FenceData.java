@@ -121,6 +121,7 @@ final class FenceData {
     for (Map.Entry<Proc, List<Value.KVal>> e : parsed.entrySet()) {
       Proc p = e.getKey();
       registry.placeholder(p.nspace()).data().storeRemote(p.rank(), e.getValue());
+      registry.delivered(p);
     }
   }
 

@@ -1,14 +1,20 @@
 package io.pmix.server.internal.lifecycle;
 
+import static java.util.Objects.requireNonNull;
+
 import io.netty.channel.Channel;
+import io.pmix.common.Proc;
+import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.server.ServerSnapshot;
+import io.pmix.server.internal.modex.ProcData;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,8 +29,28 @@ public final class Registry {
   private final List<@Nullable Peer> slots = new ArrayList<>();
   private final Map<String, Namespace> namespaces = new LinkedHashMap<>();
 
+  /** Told of the data the host delivered for a process (the shared-memory stores). */
+  private BiConsumer<Proc, Map<String, Value>> delivered = (p, v) -> {};
+
   /** An empty registry. */
   public Registry() {}
+
+  /** Sets who is told of data the host delivered for a process ({@link #delivered}). */
+  public void onDelivered(BiConsumer<Proc, Map<String, Value>> listener) {
+    this.delivered = requireNonNull(listener, "listener");
+  }
+
+  /**
+   * The data the host delivered for {@code proc} (a fence's, a direct-modex answer) was stored in
+   * its namespace: the listener gets all that is held for it.
+   */
+  public void delivered(Proc proc) {
+    Namespace ns = namespaces.get(proc.nspace());
+    ProcData d = ns == null ? null : ns.data().proc(proc.rank());
+    if (d != null) {
+      delivered.accept(proc, d.remote());
+    }
+  }
 
   // ---- namespaces and ranks ----
 

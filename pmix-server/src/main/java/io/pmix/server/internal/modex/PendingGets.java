@@ -153,6 +153,7 @@ final class PendingGets {
       data.storeJobLevel(kvs);
     } else {
       data.storeRemote(target.rank(), kvs);
+      registry.delivered(target);
     }
   }
 

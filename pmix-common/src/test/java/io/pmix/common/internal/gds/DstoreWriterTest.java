@@ -1,0 +1,147 @@
+package io.pmix.common.internal.gds;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pmix.common.Info;
+import io.pmix.common.Proc;
+import io.pmix.common.Value;
+import io.pmix.common.codec.WireFormat;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@link DstoreWriter} checked by {@link DstoreReader}: what one writes the other reads, value for
+ * value, through replacements, several data segments and removal. (The C side reads the same files
+ * in pmix-server's DstoreServerIT.)
+ */
+@Timeout(60)
+class DstoreWriterTest {
+  private static final Duration T = Duration.ofSeconds(5);
+
+  @TempDir Path tmp;
+
+  private DstoreWriter writer(GdsKind kind, Map<String, String> env) {
+    return DstoreWriter.create(kind, tmp.resolve("pmix_dstor_" + kind.libpmixName() + "_1"),
+        WireFormat.DEFAULT, T, env);
+  }
+
+  private static Map<String, Value> values(Object... kv) {
+    Map<String, Value> m = new LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put((String) kv[i], (Value) kv[i + 1]);
+    }
+    return m;
+  }
+
+  private static List<String> files(Path dir) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.map(p -> p.getFileName().toString()).sorted().collect(Collectors.toList());
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
+  void whatIsWrittenIsReadBackAndReplacementsWin(GdsKind kind) throws IOException {
+    try (DstoreWriter w = writer(kind, Map.of())) {
+      w.addNamespace("job1", 2);
+      w.store("job1", Proc.RANK_WILDCARD, values("pmix.job.size", Value.of(2)));
+      w.store("job1", 0, values("k.str", Value.of("hello"), "k.i64", Value.of(-5)));
+      w.store("job1", 1, values("k.str", Value.of("other"), "k.bool", Value.of(true)));
+      // Same size: in place; other size: invalidated and appended; a new key: a second run.
+      w.store("job1", 0, values("k.str", Value.of("HELLO"), "k.i64", Value.of(123456789012L),
+          "k.new", Value.of("x")));
+      try (DstoreReader r =
+          DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        assertEquals(Value.of(2),
+            found(r.fetch(Proc.wildcard("job1"), "pmix.job.size")));
+        Proc p0 = new Proc("job1", 0);
+        assertEquals(Value.of("HELLO"), found(r.fetch(p0, "k.str")));
+        assertEquals(Value.of(123456789012L), found(r.fetch(p0, "k.i64")));
+        assertEquals(Value.of("x"), found(r.fetch(p0, "k.new")));
+        assertEquals(3, r.fetchRecords(p0).orElseThrow().size());
+        assertEquals(Value.of(true), found(r.fetch(new Proc("job1", 1), "k.bool")));
+        assertInstanceOf(GdsModule.Fetched.NoKey.class, r.fetch(p0, "k.none"));
+        assertInstanceOf(GdsModule.Fetched.NoProc.class, r.fetch(new Proc("job1", 7), "k.str"));
+        assertEquals(Optional.empty(), r.fetchAll(new Proc("nope", 0)));
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
+  void manySmallSegmentsAndManyNamespaces(GdsKind kind) throws IOException {
+    Map<String, String> env = Map.of("NS_DATA_SEG_SIZE", "4096", "INITIAL_SEG_SIZE", "4096");
+    try (DstoreWriter w = writer(kind, env)) {
+      for (int n = 0; n < 20; n++) {
+        w.addNamespace("ns" + n, 1);
+      }
+      for (int round = 0; round < 40; round++) {
+        for (int n = 0; n < 20; n++) {
+          w.store("ns" + n, round % 3, values("key." + round, Value.of("v".repeat(50) + round)));
+        }
+      }
+      List<String> names = files(w.directory());
+      assertTrue(names.contains("initial-pmix_shared-segment-1"), names::toString);
+      assertTrue(names.contains("smdataseg-ns0-1"), names::toString);
+      for (int n = 0; n < 20; n += 7) {
+        try (DstoreReader r =
+            DstoreReader.attach(kind, w.directory(), "ns" + n, WireFormat.DEFAULT, T)) {
+          for (int round = 0; round < 40; round++) {
+            assertEquals(Value.of("v".repeat(50) + round),
+                found(r.fetch(new Proc("ns" + n, round % 3), "key." + round)));
+          }
+          List<Info> recs = r.fetchRecords(new Proc("ns" + n, 0)).orElseThrow();
+          assertEquals(14, recs.size());
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
+  void removalLeavesNothingOfTheNamespaceAndCloseNothingAtAll(GdsKind kind) throws IOException {
+    Path dir;
+    try (DstoreWriter w = writer(kind, Map.of())) {
+      dir = w.directory();
+      w.addNamespace("gone", 2);
+      w.addNamespace("stays", 2);
+      w.store("gone", 0, values("a", Value.of("1")));
+      w.store("stays", 0, values("a", Value.of("2")));
+      w.removeNamespace("gone");
+      List<String> names = files(dir);
+      assertTrue(names.stream().noneMatch(f -> f.contains("gone")), names::toString);
+      byte[] initial = Files.readAllBytes(dir.resolve("initial-pmix_shared-segment-0"));
+      assertFalse(new String(initial, java.nio.charset.StandardCharsets.ISO_8859_1).contains("gone"));
+      // The freed table slot goes to the next namespace; the other one is intact.
+      w.addNamespace("later", 1);
+      w.store("later", 0, values("b", Value.of("3")));
+      try (DstoreReader r =
+          DstoreReader.attach(kind, dir, "stays", WireFormat.DEFAULT, T)) {
+        assertEquals(Value.of("2"), found(r.fetch(new Proc("stays", 0), "a")));
+        assertEquals(Value.of("3"), found(r.fetch(new Proc("later", 0), "b")));
+        assertInstanceOf(GdsModule.Fetched.NoProc.class, r.fetch(new Proc("gone", 0), "a"));
+      }
+    }
+    assertFalse(Files.exists(dir));
+  }
+
+  private static Value found(GdsModule.Fetched f) {
+    return assertInstanceOf(GdsModule.Fetched.Found.class, f).value();
+  }
+}

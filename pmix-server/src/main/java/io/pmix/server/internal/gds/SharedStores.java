@@ -1,0 +1,258 @@
+package io.pmix.server.internal.gds;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Value;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.gds.DstoreWriter;
+import io.pmix.common.internal.gds.GdsKind;
+import io.pmix.server.ServerOptions;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The libpmix 4.2.2 shared-memory stores (ds21, ds12) this server writes for its clients
+ * (docs/gds.md sections 1, 2 and 10): one {@link DstoreWriter} per module in {@code <session
+ * tmpdir>/pmix_dstor_<module>_<pid>}, made at server init after {@link StaleStores} removed the
+ * directories of dead servers; what {@code setupFork} exports; a namespace's lock segment at its
+ * registration, its job-level data at its first client's REQ, each commit's locally visible keys,
+ * and its removal at deregistration; everything at shutdown.
+ *
+ * <p>Every namespace is written to every store, so clients of one namespace may announce
+ * different modules (a C client that found no free ds21 slot falls back to ds12, a client forced
+ * to hash) and all see every commit, unlike libpmix, which keeps one module per namespace. A
+ * failed write is logged and leaves that data to the socket: a reader that misses a key asks the
+ * server, which answers from its own data. Progress thread only, except {@link #environment}.
+ */
+public final class SharedStores implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(SharedStores.class.getName());
+
+  /** The gds module a client's handshake announced, kept on its channel by {@code Admission}. */
+  public static final AttributeKey<String> ANNOUNCED = AttributeKey.valueOf("pmix.gds.announced");
+
+  /** Whether the client on {@code ch} reads a shared-memory store (announced ds21 or ds12). */
+  public static boolean readsStore(Channel ch) {
+    String g = ch.attr(ANNOUNCED).get();
+    return g != null && !g.equals(GdsKind.HASH.libpmixName());
+  }
+
+  /** How long one write waits for the readers' locks (a reader holds one only to copy bytes). */
+  private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(5);
+
+  private final List<DstoreWriter> writers;
+  private final Map<String, String> environment;
+  /** The job data last written per namespace (identity: a re-registration builds a new one). */
+  private final Map<String, Object> jobDataWritten = new HashMap<>();
+
+  /** The tmpdir levels this object created (outermost first), removed at close when empty. */
+  private final List<Path> createdDirs;
+
+  private SharedStores(List<DstoreWriter> writers, List<Path> createdDirs) {
+    this.writers = writers;
+    this.createdDirs = new ArrayList<>(createdDirs);
+    Map<String, String> env = new LinkedHashMap<>();
+    List<String> names = new ArrayList<>();
+    for (DstoreWriter w : writers) {
+      names.add(w.kind().libpmixName());
+    }
+    names.add(GdsKind.HASH.libpmixName());
+    // A 5.x client scores hash above its unnamed shmem2, as before (docs/transport.md §9.3).
+    env.put("PMIX_GDS_MODULE", String.join(",", names));
+    for (DstoreWriter w : writers) {
+      // libpmix's names: ds21 its own variable, ds12 the old generic one.
+      env.put(
+          w.kind() == GdsKind.DS21 ? "PMIX_DSTORE_21_BASE_PATH" : GdsKind.ESH_BASE_PATH,
+          w.directory().toString());
+    }
+    this.environment = Collections.unmodifiableMap(env);
+  }
+
+  /**
+   * The stores {@code options} asks for ({@link ServerOptions#sharedMemoryStores}), in the
+   * session tmpdir. A store that cannot be made (no native locks, no room) is logged and not
+   * offered: its clients take the next module.
+   */
+  public static SharedStores open(ServerOptions options) {
+    requireNonNull(options, "options");
+    if (options.sharedMemoryStores().isEmpty()) {
+      return new SharedStores(List.of(), List.of());
+    }
+    Path base = options.tmpdir();
+    long pid = ProcessHandle.current().pid();
+    List<DstoreWriter> ws = new ArrayList<>();
+    List<Path> created = new ArrayList<>();
+    try {
+      // Like the rendezvous files: missing levels are made, and removed again at close.
+      List<Path> missing = new ArrayList<>();
+      for (Path p = base.toAbsolutePath().normalize(); p != null && !Files.isDirectory(p);
+          p = p.getParent()) {
+        missing.add(0, p);
+      }
+      for (Path p : missing) {
+        Files.createDirectory(p);
+        created.add(p);
+      }
+      int stale = StaleStores.clean(base);
+      if (stale > 0) {
+        LOG.log(Level.INFO, "removed {0} store directories of dead servers in {1}", stale, base);
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.log(Level.WARNING, "cannot prepare " + base + " for the shared-memory stores", e);
+    }
+    WireFormat format = WireFormat.of(options.childBufferType());
+    for (String name : options.sharedMemoryStores()) {
+      GdsKind kind = name.equals("ds21") ? GdsKind.DS21 : GdsKind.DS12;
+      try {
+        ws.add(DstoreWriter.create(kind, freeDirectory(base, name, pid), format, LOCK_TIMEOUT,
+            System.getenv()));
+      } catch (PmixException | LinkageError e) {
+        LOG.log(Level.WARNING, "gds " + name + " is not offered: " + e.getMessage(), e);
+      }
+    }
+    return new SharedStores(List.copyOf(ws), created);
+  }
+
+  /**
+   * {@code pmix_dstor_<module>_<pid>} as libpmix names it, or with {@code .<n>} appended when
+   * another server of this process has it already.
+   */
+  private static Path freeDirectory(Path base, String module, long pid) {
+    Path p = base.resolve(StaleStores.PREFIX + module + "_" + pid);
+    for (int n = 1; Files.exists(p); n++) {
+      p = base.resolve(StaleStores.PREFIX + module + "_" + pid + "." + n);
+    }
+    return p;
+  }
+
+  /**
+   * What {@code setupFork} exports: {@code PMIX_GDS_MODULE} (the modules served, best first, hash
+   * last) and each store's base path. Thread-safe.
+   */
+  public Map<String, String> environment() {
+    return environment;
+  }
+
+  /** Whether a client announcing {@code module} in its handshake is served. Thread-safe. */
+  public boolean serves(String module) {
+    if (module.equals(GdsKind.HASH.libpmixName())) {
+      return true;
+    }
+    for (DstoreWriter w : writers) {
+      if (w.kind().libpmixName().equals(module)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The store directories, best first. */
+  public List<Path> directories() {
+    List<Path> out = new ArrayList<>();
+    for (DstoreWriter w : writers) {
+      out.add(w.directory());
+    }
+    return out;
+  }
+
+  /** A namespace was registered: its ds21 lock segment, so its clients can attach. */
+  public void namespaceRegistered(String nspace, int nlocalprocs) {
+    for (DstoreWriter w : writers) {
+      try {
+        w.addNamespace(nspace, nlocalprocs);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": namespace " + nspace, e);
+      }
+    }
+  }
+
+  /**
+   * The namespace's job-level data ({@code jobData} is the namespace's built job data: written
+   * once per build): its loose job-level values under WILDCARD, each rank's rank-level values.
+   * Written at the first client's REQ, as libpmix does, because the host may still add to the
+   * job's description (maps, ranks) between registration and the first client.
+   */
+  public void jobData(
+      String nspace, Object jobData, Map<String, Value> jobLevel,
+      Map<Integer, List<Value.KVal>> perRank) {
+    if (writers.isEmpty() || jobDataWritten.get(nspace) == jobData) {
+      return;
+    }
+    jobDataWritten.put(nspace, jobData);
+    store(nspace, Proc.RANK_WILDCARD, jobLevel);
+    for (Map.Entry<Integer, List<Value.KVal>> e : perRank.entrySet()) {
+      Map<String, Value> m = new LinkedHashMap<>();
+      for (Value.KVal kv : e.getValue()) {
+        if (kv.key() != null) {
+          m.putIfAbsent(kv.key(), kv.value());
+        }
+      }
+      store(nspace, e.getKey(), m);
+    }
+  }
+
+  /**
+   * Values of {@code rank} readable on this node (a commit's LOCAL and GLOBAL keys; data the host
+   * delivered for another node's process), appended to its records in every store.
+   */
+  public void store(String nspace, int rank, Map<String, Value> values) {
+    if (values.isEmpty()) {
+      return;
+    }
+    for (DstoreWriter w : writers) {
+      try {
+        w.store(nspace, rank, values);
+      } catch (RuntimeException e) {
+        LOG.log(
+            Level.WARNING,
+            "gds " + w.kind().libpmixName() + ": data of " + nspace + ":" + rank
+                + " not stored (its readers will ask the server)",
+            e);
+      }
+    }
+  }
+
+  /** A namespace was deregistered: every file naming it goes. */
+  public void namespaceGone(String nspace) {
+    jobDataWritten.remove(nspace);
+    for (DstoreWriter w : writers) {
+      try {
+        w.removeNamespace(nspace);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": removing " + nspace, e);
+      }
+    }
+  }
+
+  /** Removes every store directory (shutdown). Idempotent. */
+  @Override
+  public void close() {
+    for (DstoreWriter w : writers) {
+      try {
+        w.close();
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": close", e);
+      }
+    }
+    jobDataWritten.clear();
+    for (int i = createdDirs.size() - 1; i >= 0; i--) {
+      try {
+        Files.deleteIfExists(createdDirs.get(i));
+      } catch (java.io.IOException e) {
+        break; // not empty (someone else's files): it stays, and so do its parents
+      }
+    }
+    createdDirs.clear();
+  }
+}

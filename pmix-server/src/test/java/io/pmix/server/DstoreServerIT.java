@@ -1,0 +1,301 @@
+package io.pmix.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.testing.Await;
+import io.pmix.common.testing.CPrograms;
+import io.pmix.common.testing.TestTiming;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Our server's ds21 and ds12 stores read by real OpenPMIx 4.2.2 clients ({@code
+ * pmix_client_check}; {@code PMIX_MCA_gds} in a client's environment forces its module, docs/gds.md
+ * §1): every scope and type of key through a collecting fence, with no GETNB for the peers' keys;
+ * clients of one namespace on different modules; cycling; deregistration while clients run; and
+ * nothing left after deregistration and shutdown.
+ */
+@Timeout(300)
+class DstoreServerIT {
+  private static final Duration WAIT = TestTiming.seconds(120);
+  private static Path check;
+
+  private PMIxServer server;
+  private final List<Launched> started = new ArrayList<>();
+
+  /** Accepts everything; fences complete locally (a single node). */
+  static final class Host implements HostModule {
+    @Override
+    public CompletionStage<Void> clientConnected(Proc proc, Object hostObject) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  @BeforeAll
+  static void compile() {
+    check = CPrograms.compile("../pmix-testkit/src/main/c/pmix_client_check.c");
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    for (Launched p : started) {
+      if (p.process.isAlive()) {
+        p.process.destroyForcibly();
+        p.process.waitFor();
+      }
+    }
+    if (server != null) {
+      List<Path> dirs = server.gdsDirectories();
+      server.close();
+      assertTrue(server.isTerminated());
+      for (Path d : dirs) {
+        assertFalse(Files.exists(d), d + " survived the shutdown");
+      }
+    }
+  }
+
+  private void start(ServerOptions.Builder b) {
+    server = PMIxServer.init(new Host(), b.hostname("dsnode").build());
+  }
+
+  private void register(String nspace, int n) {
+    List<Info> infos =
+        List.of(
+            Info.of(Keys.JOB_SIZE, Value.uint32(n)),
+            Info.of(Keys.UNIV_SIZE, Value.uint32(n)),
+            Info.of(Keys.JOBID, Value.of(nspace)));
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace(nspace, n, infos));
+    for (int r = 0; r < n; r++) {
+      assertEquals(
+          Status.OPERATION_SUCCEEDED,
+          server.registerClient(Proc.of(nspace, r), Launched.myUid(), Launched.myGid()));
+    }
+  }
+
+  private Launched launch(String nspace, int rank, String gds, String... args) throws IOException {
+    Map<String, String> env = new java.util.HashMap<>(server.setupFork(Proc.of(nspace, rank)));
+    if (!gds.isEmpty()) {
+      env.put("PMIX_MCA_gds", gds);
+    }
+    Launched p = Launched.start(check, env, args);
+    started.add(p);
+    return p;
+  }
+
+  private static String describe(Launched p) {
+    try {
+      return "stdout:\n" + p.stdout() + "\nstderr:\n" + p.stderr();
+    } catch (IOException e) {
+      return e.toString();
+    }
+  }
+
+  private List<String> filesNaming(String nspace) throws IOException {
+    List<String> out = new ArrayList<>();
+    for (Path d : server.gdsDirectories()) {
+      try (Stream<Path> s = Files.list(d)) {
+        out.addAll(
+            s.map(p -> d.getFileName() + "/" + p.getFileName())
+                .filter(f -> f.contains(nspace))
+                .collect(Collectors.toList()));
+      }
+      // The namespace table names it too while it lives.
+      try (Stream<Path> s = Files.list(d)) {
+        for (Path p : s.filter(f -> f.getFileName().toString().startsWith("initial-"))
+            .collect(Collectors.toList())) {
+          if (new String(Files.readAllBytes(p), java.nio.charset.StandardCharsets.ISO_8859_1)
+              .contains(nspace + "\0")) {
+            out.add(d.getFileName() + "/" + p.getFileName() + " names it");
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  private static final String[] FLOW = {
+    "--timeout", "60", "--init", "--put", "--commit", "--fence-collect",
+    "--get-peers", "--fence", "--finalize"
+  };
+
+  private long getnbs() {
+    return server.requestCounts().getOrDefault("GETNB", 0L);
+  }
+
+  @Test
+  void theServerExportsItsStores() {
+    start(ServerOptions.builder());
+    register("exp", 1);
+    Map<String, String> env = server.setupFork(Proc.of("exp", 0));
+    assertEquals("ds21,ds12,hash", env.get("PMIX_GDS_MODULE"));
+    assertEquals(server.gdsDirectories().get(0).toString(), env.get("PMIX_DSTORE_21_BASE_PATH"));
+    assertEquals(server.gdsDirectories().get(1).toString(), env.get("PMIX_DSTORE_ESH_BASE_PATH"));
+    assertTrue(server.gdsDirectories().get(0).getFileName().toString()
+        .startsWith("pmix_dstor_ds21_" + ProcessHandle.current().pid()));
+  }
+
+  @Test
+  void hashOnlyWhenAsked() throws Exception {
+    start(ServerOptions.builder().gds("hash"));
+    register("hashonly", 2);
+    assertEquals("hash", server.setupFork(Proc.of("hashonly", 0)).get("PMIX_GDS_MODULE"));
+    assertEquals(List.of(), server.gdsDirectories());
+    List<Launched> ps = List.of(launch("hashonly", 0, "", FLOW), launch("hashonly", 1, "", FLOW));
+    for (Launched p : ps) {
+      assertEquals(0, p.await(WAIT), describe(p));
+    }
+    // The counter sees the peers' gets a hash client has to send.
+    assertTrue(getnbs() > 0, server.requestCounts()::toString);
+  }
+
+  /**
+   * Four C ranks on one module: every key of every scope and type through a collecting fence, the
+   * peers' keys read from shared memory (no GETNB at all); the namespace's files go with it.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"ds21", "ds12"})
+  void cClientsReadEveryPeerFromTheStore(String gds) throws Exception {
+    start(ServerOptions.builder());
+    String ns = "job-" + gds;
+    register(ns, 4);
+    List<Launched> ps = new ArrayList<>();
+    for (int r = 0; r < 4; r++) {
+      ps.add(launch(ns, r, gds + ",hash", FLOW));
+    }
+    for (Launched p : ps) {
+      assertEquals(0, p.await(WAIT), describe(p));
+      assertTrue(p.stdout().contains("STEP get-peers OK"), describe(p));
+    }
+    assertEquals(0, getnbs(), server.requestCounts()::toString);
+    assertFalse(filesNaming(ns).isEmpty(), "the store was not written");
+    assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterNspace(ns));
+    Await.until(() -> uncheckedFiles(ns), List::isEmpty, WAIT);
+  }
+
+  private List<String> uncheckedFiles(String ns) {
+    try {
+      return filesNaming(ns);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** One namespace, clients announcing ds21, ds12 and hash: all see every commit. */
+  @Test
+  void clientsOfOneNamespaceOnDifferentModules() throws Exception {
+    start(ServerOptions.builder());
+    register("mixed", 3);
+    String[] gds = {"ds21,hash", "ds12,hash", "hash"};
+    List<Launched> ps = new ArrayList<>();
+    for (int r = 0; r < 3; r++) {
+      ps.add(launch("mixed", r, gds[r], FLOW));
+    }
+    for (Launched p : ps) {
+      assertEquals(0, p.await(WAIT), describe(p));
+    }
+  }
+
+  /**
+   * 200 init/finalize cycles of one rank (ds21's one slot is used by the first; libpmix's client
+   * falls back to ds12 for the others, both written) and eight ranks cycling together; no file
+   * names the namespaces after their deregistration.
+   */
+  @Test
+  void cyclesLeaveNoSegmentBehind() throws Exception {
+    start(ServerOptions.builder());
+    register("cyc1", 1);
+    register("cyc8", 8);
+    Launched one = launch("cyc1", 0, "", "--timeout", "30", "--cycle", "200");
+    List<Launched> eight = new ArrayList<>();
+    for (int r = 0; r < 8; r++) {
+      eight.add(launch("cyc8", r, "", "--timeout", "60", "--cycle", "10"));
+    }
+    assertEquals(0, one.await(WAIT), describe(one));
+    assertTrue(one.stdout().contains("STEP cycle OK"), describe(one));
+    for (Launched p : eight) {
+      assertEquals(0, p.await(WAIT), describe(p));
+    }
+    assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterNspace("cyc1"));
+    assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterNspace("cyc8"));
+    Await.until(() -> uncheckedFiles("cyc"), List::isEmpty, WAIT);
+  }
+
+  /** Deregistered while its clients are still running: its files go at once. */
+  @Test
+  void aNamespaceDeregisteredWhileClientsRunLosesItsFiles() throws Exception {
+    start(ServerOptions.builder());
+    register("busy", 2);
+    List<Launched> ps = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      ps.add(launch("busy", r, "", "--timeout", "60", "--init", "--put", "--commit",
+          "--fence-collect", "--get-peers", "--sleep", "60000"));
+    }
+    Await.until(() -> uncheckedFiles("busy"), f -> f.stream().anyMatch(n -> n.contains("smdataseg")),
+        WAIT);
+    assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterNspace("busy"));
+    Await.until(() -> uncheckedFiles("busy"), List::isEmpty, WAIT);
+    for (Launched p : ps) {
+      p.process.destroyForcibly();
+      p.process.waitFor();
+    }
+  }
+  /**
+   * A new server removes the store directories of dead servers in its tmpdir (the pid gone, or
+   * alive but started long after the directory last changed: reused), never a live one's.
+   */
+  @Test
+  void staleDirectoriesOfDeadServersGoLiveOnesStay() throws Exception {
+    Path tmp = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "stale-");
+    Process gone = new ProcessBuilder("true").start();
+    gone.waitFor();
+    Process live = new ProcessBuilder("sleep", "120").start();
+    try {
+      Await.condition("sleep started", () -> live.info().startInstant().isPresent(), WAIT);
+      Path dead = Files.createDirectory(tmp.resolve("pmix_dstor_ds21_" + gone.pid()));
+      Files.write(dead.resolve("smdataseg-x-0"), new byte[16]);
+      Path liveDir = Files.createDirectory(tmp.resolve("pmix_dstor_ds12_" + live.pid()));
+      Files.write(liveDir.resolve("dstore_sm.lock"), new byte[16]);
+      Path reused = Files.createDirectory(tmp.resolve("pmix_dstor_ds21_" + live.pid() + ".3"));
+      Files.setLastModifiedTime(reused,
+          java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(3600)));
+      Path mine = Files.createDirectory(
+          tmp.resolve("pmix_dstor_ds21_" + ProcessHandle.current().pid() + ".99"));
+      Path other = Files.createDirectory(tmp.resolve("pmix_dstor_other_" + gone.pid()));
+      start(ServerOptions.builder().tmpdir(tmp));
+      assertFalse(Files.exists(dead), "a dead server's directory stayed");
+      assertFalse(Files.exists(reused), "a directory older than its pid's process stayed");
+      assertTrue(Files.exists(liveDir.resolve("dstore_sm.lock")), "a live server's files went");
+      assertTrue(Files.exists(mine), "this process's directory went");
+      assertTrue(Files.exists(other), "a directory not named as a store went");
+    } finally {
+      live.destroyForcibly();
+      live.waitFor();
+      if (server != null) {
+        server.close();
+      }
+      io.pmix.common.internal.gds.DstoreWriter.deleteTree(tmp);
+    }
+  }
+}
