@@ -113,7 +113,7 @@ public final class PeerLifecycle {
 
   /** Registers (or re-registers) a namespace; SUCCESS or the reason it was refused. */
   public Status registerNspace(String nspace, int nlocalprocs, List<Info> infos) {
-    Namespace known = registry.namespace(nspace);
+    Namespace known = takeBack(nspace);
     Namespace ns = known != null ? known : registry.unmapped(nspace);
     List<Info> copy = List.copyOf(infos);
     JobData built;
@@ -134,6 +134,31 @@ public final class PeerLifecycle {
   }
 
   /**
+   * The host registers something in {@code nspace}: if a singleton made a namespace of that name
+   * (before the host registered its job), the host takes the name back. The singleton's peers
+   * are closed and everything naming its namespace goes, so the host's job starts as registered.
+   *
+   * @return the namespace of that name still known (never a singleton's), or null
+   */
+  private @Nullable Namespace takeBack(String nspace) {
+    Namespace known = registry.namespace(nspace);
+    if (known == null || !known.madeBySingleton()) {
+      return known;
+    }
+    LOG.log(Level.INFO, "the host registers {0}: closing the singletons using the name", nspace);
+    for (Peer p : registry.peersOf(known)) {
+      release(p);
+    }
+    for (RankInfo r : known.ranks()) {
+      r.released();
+    }
+    known.clearRanks();
+    effects.namespaceGone(known);
+    registry.remove(known);
+    return null;
+  }
+
+  /**
    * Registers a local client; creates a placeholder namespace if needed (docs/register-nspace.md
    * NOTES). Registering a rank again updates its registration in place.
    */
@@ -141,6 +166,7 @@ public final class PeerLifecycle {
     if (proc.isSpecialRank()) {
       return Status.ERR_BAD_PARAM;
     }
+    Namespace unused = takeBack(proc.nspace()); // a singleton's namespace of that name goes
     Namespace ns = registry.placeholder(proc.nspace());
     RankInfo info = ns.rank(proc.rank());
     if (info == null) {
