@@ -73,6 +73,12 @@ public final class PeerLifecycle {
      */
     void rankDeparted(Proc proc, Status why);
 
+    /**
+     * A process of the rank connected while none of the rank was running a cycle: what the rank
+     * committed in earlier cycles is dropped, so the new cycle starts on a clean slate.
+     */
+    void cycleBegins(Proc proc);
+
     /** The rank is a local process again (registered again, or reconnected). */
     void rankReturned(Proc proc);
 
@@ -228,6 +234,12 @@ public final class PeerLifecycle {
       // Reclaim on reconnect: slot nulled (which drops the finalized count it held).
       registry.vacate(old);
     }
+    if (!rankHasActive(info)) {
+      // No process of the rank is running its cycle (none ever did, or all finalized or died):
+      // this connection begins a new one, which must not inherit the old cycle's data (§6.2.10
+      // "No cross-cycle carryover"). A clone joining a running process keeps it.
+      effects.cycleBegins(Proc.of(ns.name(), info.rank()));
+    }
     if (ns.rank(info.rank()) == info) {
       // A rank whose last process died unfinalized is a local process again.
       rankReturned(ns, info.rank());
@@ -381,6 +393,16 @@ public final class PeerLifecycle {
     } else {
       Replies.finalizeReply(peer, tag, Status.SUCCESS);
     }
+  }
+
+  /** Whether a process of the rank is connected and not finalized. */
+  private boolean rankHasActive(RankInfo info) {
+    for (Peer p : registry.peersOf(info)) {
+      if (p.active()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether another process of the peer's rank is connected and not finalized. */
