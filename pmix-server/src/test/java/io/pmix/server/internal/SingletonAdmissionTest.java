@@ -38,6 +38,7 @@ class SingletonAdmissionTest {
   private static final int GID = 0x5678;
   private static final int OTHER_UID = 0x4321;
   private static final int OTHER_GID = 0x8765;
+  private static final int FINALIZE = 5;
   private static final int FENCENB = 3;
 
   private EmbeddedCore fx;
@@ -223,6 +224,62 @@ class SingletonAdmissionTest {
     }
     assertEquals(ServerSnapshot.Role.SINGLETON, core.snapshot().peers().get(0).role());
     assertEquals(2, ns("job").nlocalprocs());
+  }
+
+  // ---- what a singleton leaves behind ----
+
+  @Test
+  void aSingletonThatDiesLeavesNothing() {
+    EmbeddedChannel s = connectSingleton("singleton.vm.1", 0, OTHER_UID, OTHER_GID);
+    assertAccepted(s);
+    close(s);
+    ServerSnapshot snap = core.snapshot();
+    assertTrue(snap.peers().isEmpty(), snap::toString);
+    assertTrue(snap.namespaces().isEmpty(), snap::toString);
+    assertTrue(snap.references().isEmpty(), snap::toString);
+  }
+
+  @Test
+  void aSingletonThatFinalizesLeavesNothing() {
+    EmbeddedChannel s = connectSingleton("singleton.vm.2", 0, UID, GID);
+    assertAccepted(s);
+    s.writeInbound(command(101, FINALIZE, w -> {}));
+    fx.loopOwner.runPendingTasks();
+    assertEquals(Status.SUCCESS, status(s, 101));
+    close(s);
+    ServerSnapshot snap = core.snapshot();
+    assertTrue(snap.peers().isEmpty(), snap::toString);
+    assertTrue(snap.namespaces().isEmpty(), snap::toString);
+  }
+
+  @Test
+  void aSingletonNamespaceGoesWithItsLastConnection() {
+    EmbeddedChannel parent = connectSingleton("singleton.vm.3", 0, UID, GID);
+    assertAccepted(parent);
+    EmbeddedChannel child = connectSingleton("singleton.vm.3", 0, UID, GID);
+    assertAccepted(child);
+    close(parent);
+    ServerSnapshot snap = core.snapshot();
+    assertEquals(1, snap.peers().size(), snap::toString);
+    assertEquals(1, ns("singleton.vm.3").ranks().get(0).procCount());
+    close(child);
+    snap = core.snapshot();
+    assertTrue(snap.peers().isEmpty(), snap::toString);
+    assertTrue(snap.namespaces().isEmpty(), snap::toString);
+    // The name is free again: a new singleton of another user may take it.
+    assertAccepted(connectSingleton("singleton.vm.3", 0, OTHER_UID, OTHER_GID));
+  }
+
+  @Test
+  void manySingletonsInARowLeaveNothing() {
+    for (int i = 0; i < 500; i++) {
+      EmbeddedChannel s = connectSingleton("singleton.vm." + i, 0, OTHER_UID, OTHER_GID);
+      assertAccepted(s);
+      close(s);
+    }
+    ServerSnapshot snap = core.snapshot();
+    assertTrue(snap.peers().isEmpty(), snap::toString);
+    assertTrue(snap.namespaces().isEmpty(), snap::toString);
   }
 
   // ---- helpers ----

@@ -275,6 +275,8 @@ public final class PeerLifecycle {
     }
     if (!peer.clientSemantics()) {
       dropToolRecords(peer);
+    } else if (peer.ns().madeBySingleton()) {
+      dropSingletonRecords(peer);
     }
   }
 
@@ -319,9 +321,9 @@ public final class PeerLifecycle {
   }
 
   /**
-   * Frees a pure tool at close and repoints its rank's index to a live sibling, or unsets it:
-   * nothing resolves a tool through the index, and a finalized tool never reconnects onto its
-   * rank, so it needs no tombstone.
+   * Frees a pure tool (or a singleton's peer) at close and repoints its rank's index to a live
+   * sibling, or unsets it: nothing resolves a tool through the index, and a finalized tool never
+   * reconnects onto its rank, so it needs no tombstone.
    */
   private void freeToolPeer(Peer peer, boolean referenced) {
     registry.vacate(peer);
@@ -334,6 +336,29 @@ public final class PeerLifecycle {
         }
       }
       peer.info().pointAt(sibling);
+    }
+  }
+
+  /**
+   * A singleton's peer is gone: nothing resolves a singleton's rank but its own processes, and
+   * each singleton starts with a namespace of its own, so its peer needs no tombstone. The peer
+   * is freed at once, its rank once no process of it remains, and the namespace with its last
+   * rank, with everything naming it (§6.2.6), so singletons leave nothing behind (issue #19).
+   */
+  private void dropSingletonRecords(Peer peer) {
+    freeToolPeer(peer, peer.info().peerIndex() == peer.index());
+    RankInfo info = peer.info();
+    Namespace ns = peer.ns();
+    if (info.procCount() > 0) {
+      return;
+    }
+    if (ns.rank(info.rank()) == info) {
+      ns.removeRank(info.rank());
+      info.released();
+    }
+    if (ns.hasNoRanks()) {
+      effects.namespaceGone(ns);
+      registry.remove(ns);
     }
   }
 
