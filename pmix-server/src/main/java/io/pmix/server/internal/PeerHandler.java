@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The last inbound handler of an accepted connection: enforces the handshake timeout, starts the
+ * The last inbound handler of an accepted connection: closes it at once beyond the cap of
+ * connections awaiting their handshake, enforces the handshake timeout, starts the
  * socket-owner lookup as soon as the connection exists, hands the connect request to the core
  * once both are known, then routes frames and the close to the core. Any decoder failure closes
  * the connection (a malformed or oversized message leaves the stream unframeable). One instance
@@ -32,6 +33,9 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   private final Duration handshakeTimeout;
   private final @Nullable Executor ownerLookupExecutor;
   private final SocketOwner socketOwner;
+  private final PendingHandshakes pending;
+  /** Whether this connection counts in {@link #pending} (accepted, not yet a peer or closed). */
+  private boolean counted;
   private @Nullable Object peer;
   private boolean handshakeSeen;
   private @Nullable ScheduledFuture<?> timer;
@@ -44,20 +48,41 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
    *     credentials and skip the lookup
    */
   public PeerHandler(ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor) {
-    this(core, handshakeTimeout, ownerLookupExecutor, new SocketOwner());
+    this(core, handshakeTimeout, ownerLookupExecutor, new PendingHandshakes(Integer.MAX_VALUE));
+  }
+
+  /**
+   * A handler for one connection, counted in {@code pending} until its handshake completes.
+   *
+   * @param ownerLookupExecutor where the kernel socket tables are read, or null to trust claimed
+   *     credentials and skip the lookup
+   */
+  public PeerHandler(
+      ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor,
+      PendingHandshakes pending) {
+    this(core, handshakeTimeout, ownerLookupExecutor, new SocketOwner(), pending);
   }
 
   PeerHandler(
       ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor,
-      SocketOwner socketOwner) {
+      SocketOwner socketOwner, PendingHandshakes pending) {
     this.core = core;
     this.handshakeTimeout = handshakeTimeout;
     this.ownerLookupExecutor = ownerLookupExecutor;
     this.socketOwner = socketOwner;
+    this.pending = pending;
   }
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
+    if (!pending.tryEnter()) {
+      // Beyond the cap of unauthenticated connections: closed at once, before any lookup.
+      LOG.log(Level.INFO, "{0} connections await their handshake; closing {1}",
+          pending.limit(), ctx.channel());
+      ChannelFuture unused = ctx.close();
+      return;
+    }
+    counted = true;
     timer =
         ctx.executor()
             .schedule(
@@ -130,6 +155,7 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
         accepted -> {
           if (accepted.isPresent()) {
             peer = accepted.get();
+            leavePending();
           } else {
             ChannelFuture unused = ctx.close();
           }
@@ -139,6 +165,7 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     cancelTimer();
+    leavePending();
     if (peer != null) {
       core.closed(peer);
     }
@@ -149,6 +176,13 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     LOG.log(Level.INFO, "closing " + ctx.channel() + ": " + cause.getMessage());
     ChannelFuture unused = ctx.close();
+  }
+
+  private void leavePending() {
+    if (counted) {
+      counted = false;
+      pending.leave();
+    }
   }
 
   private void cancelTimer() {
