@@ -28,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PeerHandler extends ChannelInboundHandlerAdapter {
   private static final System.Logger LOG = System.getLogger(PeerHandler.class.getName());
+  /** How long the socket-owner lookup may take before the owner counts as unknown. */
+  static final Duration OWNER_LOOKUP_DEADLINE = Duration.ofSeconds(2);
 
   private final ServerCore core;
   private final Duration handshakeTimeout;
@@ -100,12 +102,7 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
     if (ownerLookupExecutor != null
         && remote instanceof InetSocketAddress r
         && local instanceof InetSocketAddress l) {
-      try {
-        // Reading /proc is blocking file I/O: keep it off the progress thread.
-        ownerUid = CompletableFuture.supplyAsync(() -> socketOwner.ownerUid(r, l), ownerLookupExecutor);
-      } catch (RejectedExecutionException e) {
-        ownerUid = CompletableFuture.completedFuture(OptionalInt.empty());
-      }
+      ownerUid = lookUpOwner(ctx, r, l);
     }
     ctx.fireChannelActive();
   }
@@ -166,6 +163,8 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   public void channelInactive(ChannelHandlerContext ctx) {
     cancelTimer();
     leavePending();
+    // A lookup not done yet is not made any more (its task sees the future done).
+    boolean unused = ownerUid.cancel(false);
     if (peer != null) {
       core.closed(peer);
     }
@@ -176,6 +175,53 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     LOG.log(Level.INFO, "closing " + ctx.channel() + ": " + cause.getMessage());
     ChannelFuture unused = ctx.close();
+  }
+
+  /**
+   * Starts the socket-owner lookup off the progress thread (it makes blocking system calls). It
+   * is bounded: past {@link #OWNER_LOOKUP_DEADLINE} the owner counts as unknown (a client is then
+   * refused unless claims are trusted); and it is skipped if the connection closed, or the
+   * deadline passed, before its turn came (issue #19: a queue of hostile connections delayed
+   * legitimate ones by a minute).
+   */
+  private CompletableFuture<OptionalInt> lookUpOwner(
+      ChannelHandlerContext ctx, InetSocketAddress remote, InetSocketAddress local) {
+    CompletableFuture<OptionalInt> f = new CompletableFuture<>();
+    Executor exec = ownerLookupExecutor;
+    if (exec == null) {
+      f.complete(OptionalInt.empty());
+      return f;
+    }
+    try {
+      exec.execute(
+          () -> {
+            if (f.isDone()) {
+              return; // closed or past the deadline already: nobody waits for the answer
+            }
+            try {
+              f.complete(socketOwner.ownerUid(remote, local));
+            } catch (RuntimeException e) {
+              LOG.log(Level.INFO, "socket owner lookup failed: {0}", e.toString());
+              f.complete(OptionalInt.empty());
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      f.complete(OptionalInt.empty());
+      return f;
+    }
+    ScheduledFuture<?> deadline =
+        ctx.executor()
+            .schedule(
+                () -> {
+                  if (f.complete(OptionalInt.empty())) {
+                    LOG.log(Level.INFO, "the owner of {0} was not found within {1}",
+                        ctx.channel(), OWNER_LOOKUP_DEADLINE);
+                  }
+                },
+                OWNER_LOOKUP_DEADLINE.toNanos(),
+                TimeUnit.NANOSECONDS);
+    CompletableFuture<OptionalInt> unused = f.whenComplete((u, e) -> deadline.cancel(false));
+    return f;
   }
 
   private void leavePending() {
