@@ -102,6 +102,10 @@
  *   --publish-delay MS          (default 0)
  *   --strict-scope              (see --get-peers)
  *   --cycle-barrier file|none   re-init barrier (default file)
+ *   --cycle-keys                --cycle also puts test.cycle.<i> (GLOBAL, the
+ *                               iteration number) in iteration i: keys named
+ *                               after the cycle show whether a server carries
+ *                               a rank's data from one cycle into the next
  *   --barrier-dir DIR (default $PMIX_SERVER_TMPDIR, else $TMPDIR, else /tmp)
  *
  * OUTPUT (stdout, line buffered; one line per step)
@@ -221,6 +225,7 @@ static int opt_bench_gets = 1000;
 static int opt_bench_bytes = 1024;
 static bool opt_cycle_barrier = true;
 static bool opt_strict_scope = false;
+static bool opt_cycle_keys = false;
 static long opt_publish_delay = 0;
 static const char *opt_barrier_dir = NULL;
 
@@ -1380,6 +1385,19 @@ static void run_cycle(const char *name, long n)
         if (PMIX_SUCCESS != rc) {
             goto fail;
         }
+        if (opt_cycle_keys) {
+            char ckey[64];
+            pmix_value_t cv;
+            snprintf(ckey, sizeof(ckey), "test.cycle.%ld", i);
+            PMIX_VALUE_CONSTRUCT(&cv);
+            cv.type = PMIX_UINT32;
+            cv.data.uint32 = (uint32_t) i;
+            rc = PMIx_Put(PMIX_GLOBAL, ckey, &cv);
+            if (PMIX_SUCCESS != rc) {
+                snprintf(why, sizeof(why), "key=%s", ckey);
+                goto fail;
+            }
+        }
         phase = "commit";
         rc = PMIx_Commit();
         if (PMIX_SUCCESS != rc) {
@@ -1564,7 +1582,8 @@ static void usage(void)
     fprintf(stderr,
             "usage: pmix_client_check [--timeout SEC] [--abort-rank R] [--abort-status S]\n"
             "         [--event-code C] [--bench-iters K] [--bench-gets G] [--bench-bytes B]\n"
-            "         [--cycle-barrier file|none] [--barrier-dir DIR] [--strict-scope]\n"
+            "         [--cycle-barrier file|none] [--cycle-keys] [--barrier-dir DIR]\n"
+            "         [--strict-scope]\n"
             "         [--publish-delay MS]\n"
             "         STEPS: --init --get-job-keys --put --commit --fence --fence-collect\n"
             "                --get-peers --publish --lookup --unpublish --event-send\n"
@@ -1584,6 +1603,10 @@ int main(int argc, char **argv)
         bool matched = false;
         if (0 == strcmp(a, "--strict-scope")) {
             opt_strict_scope = true;
+            continue;
+        }
+        if (0 == strcmp(a, "--cycle-keys")) {
+            opt_cycle_keys = true;
             continue;
         }
         for (size_t k = 0; k < sizeof(step_flags) / sizeof(step_flags[0]); k++) {

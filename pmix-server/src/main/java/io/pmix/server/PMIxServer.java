@@ -30,10 +30,12 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
+import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NettyDefaults;
 import io.pmix.server.internal.PeerHandler;
+import io.pmix.server.internal.PendingHandshakes;
 import io.pmix.server.internal.Rendezvous;
 import io.pmix.server.internal.ServerCore;
 import java.lang.System.Logger.Level;
@@ -171,6 +173,9 @@ public final class PMIxServer implements AutoCloseable {
     ServerCore c = new ServerCore(el, host, hostExec, options);
     ChannelGroup all = new DefaultChannelGroup("pmix-connections", el);
     Executor lookupExec = lookup;
+    // Shared by every connection of this server: the bounds are global, not per connection.
+    FrameBudget frameBudget = FrameBudget.of(options.frameBudget());
+    PendingHandshakes pending = new PendingHandshakes(options.maxPendingHandshakes());
     Class<? extends ServerChannel> channelClass =
         epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
     ServerBootstrap b =
@@ -186,9 +191,11 @@ public final class PMIxServer implements AutoCloseable {
                     all.add(ch);
                     ch.pipeline()
                         .addLast("connect", new ConnectRequestDecoder())
-                        .addLast("frames", new FrameDecoder(options.maxMessageSize()))
+                        .addLast("frames", new FrameDecoder(options.maxMessageSize(), frameBudget))
                         .addLast("encoder", FrameEncoder.INSTANCE)
-                        .addLast("peer", new PeerHandler(c, options.handshakeTimeout(), lookupExec));
+                        .addLast(
+                            "peer",
+                            new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));
                   }
                 });
     Channel ch;

@@ -26,6 +26,8 @@ public final class ServerOptions {
   private final int serverRank;
   private final Duration handshakeTimeout;
   private final int maxMessageSize;
+  private final long frameBudget;
+  private final int maxPendingHandshakes;
   private final boolean trustClaimedCredentials;
   private final boolean allowNoneSecurity;
   private final @Nullable Executor hostExecutor;
@@ -44,6 +46,8 @@ public final class ServerOptions {
     this.serverRank = b.serverRank;
     this.handshakeTimeout = b.handshakeTimeout;
     this.maxMessageSize = b.maxMessageSize;
+    this.frameBudget = b.frameBudget;
+    this.maxPendingHandshakes = b.maxPendingHandshakes;
     this.trustClaimedCredentials = b.trustClaimedCredentials;
     this.allowNoneSecurity = b.allowNoneSecurity;
     this.hostExecutor = b.hostExecutor;
@@ -120,6 +124,23 @@ public final class ServerOptions {
   /** The largest message payload accepted from a peer; a larger one drops the connection. */
   public int maxMessageSize() {
     return maxMessageSize;
+  }
+
+  /**
+   * The bytes that all connections together may hold in messages still being received: a message
+   * whose announced payload does not fit in what is left drops its connection (before its payload
+   * is buffered), as an oversized one does.
+   */
+  public long frameBudget() {
+    return frameBudget;
+  }
+
+  /**
+   * How many connections may be open without having completed the handshake (from the accept
+   * until the connect request is decided); one more is closed at once.
+   */
+  public int maxPendingHandshakes() {
+    return maxPendingHandshakes;
   }
 
   /**
@@ -223,7 +244,8 @@ public final class ServerOptions {
 
   /**
    * Builds {@link ServerOptions}. Defaults: nspace {@code pmix-server}, rank = this pid, handshake
-   * timeout 10 s, max message 64 MiB, claimed credentials checked against the kernel, security
+   * timeout 10 s, max message 64 MiB, a frame budget of 256 MiB for all connections, at most 4,096
+   * connections awaiting their handshake, claimed credentials checked against the kernel, security
    * {@code native} only, a server-owned host thread, hostname from {@code PMIX_HOSTNAME} or the
    * system (domain stripped), session tmpdir from {@code $PMIX_SERVER_TMPDIR}, system tmpdir from
    * {@code $PMIX_SYSTEM_TMPDIR}, each else {@code $TMPDIR}, {@code $TEMP}, {@code $TMP}, else
@@ -235,6 +257,8 @@ public final class ServerOptions {
     private int serverRank = (int) ProcessHandle.current().pid();
     private Duration handshakeTimeout = Duration.ofSeconds(10);
     private int maxMessageSize = 64 << 20;
+    private long frameBudget = 256L << 20;
+    private int maxPendingHandshakes = 4096;
     private boolean trustClaimedCredentials;
     private boolean allowNoneSecurity;
     private @Nullable Executor hostExecutor;
@@ -283,6 +307,37 @@ public final class ServerOptions {
     public Builder maxMessageSize(int bytes) {
       checkArgument(bytes > 0, "maxMessageSize must be positive");
       this.maxMessageSize = bytes;
+      return this;
+    }
+
+    /**
+     * The bytes all connections together may hold in messages still being received (positive).
+     * A message reserves its announced payload from its header until it is complete; one that
+     * does not fit drops its connection, so that a few peers announcing large messages and
+     * sending them slowly cannot take the heap (a C peer drops a connection whose message it
+     * cannot take, too). Dropping rather than pausing the read: a paused connection still holds
+     * what it buffered, and the peers holding the budget need not ever finish. The default, 256
+     * MiB, is four messages of the largest size at once, far beyond what a job's commits and
+     * requests have in flight (a job's large data flows from the server to its clients).
+     */
+    @CanIgnoreReturnValue
+    public Builder frameBudget(long bytes) {
+      checkArgument(bytes > 0, "frameBudget must be positive");
+      this.frameBudget = bytes;
+      return this;
+    }
+
+    /**
+     * How many connections may await their handshake at once (positive): counted from the accept
+     * until the connect request is decided, each closed at the latest after the {@linkplain
+     * #handshakeTimeout handshake timeout}. One more is closed at once, so idle sockets cannot
+     * exhaust the server's descriptors. The default, 4,096 (the listen backlog), is more than a
+     * node's ranks starting together.
+     */
+    @CanIgnoreReturnValue
+    public Builder maxPendingHandshakes(int connections) {
+      checkArgument(connections > 0, "maxPendingHandshakes must be positive");
+      this.maxPendingHandshakes = connections;
       return this;
     }
 

@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.Unpooled;
+import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireFormat;
 import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
 import io.pmix.common.testing.TestTiming;
@@ -22,6 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
@@ -194,6 +199,48 @@ class LifecycleIT {
     assertEquals(s.peers().get(0).index(), ns.ranks().get(0).peerIndex());
     assertEquals(ServerSnapshot.PeerState.TOMBSTONE, s.peers().get(0).state());
     assertFalse(ns.localAppFiniFired());
+  }
+
+  /**
+   * Two real ranks cycle 200 times, each cycle putting a key named after it (test.cycle.<i>):
+   * a new cycle starts on a clean data slate (§6.2.10), so after the last cycle the server holds
+   * each rank's last cycle only, and the blob a GET (or the host's direct modex) gets for a rank
+   * does not grow with the cycles (issue #19: cycle 646 carried 646 keys).
+   */
+  @Test
+  void cyclingRanksCarryNoDataIntoTheNextCycle() throws Exception {
+    start();
+    register("cdat", 2);
+    int cycles = 200;
+    long t0 = System.nanoTime();
+    List<Launched> ps =
+        launchAll(check, "cdat", 2, "--timeout", "20", "--cycle-keys", "--cycle",
+            Integer.toString(cycles));
+    for (Launched p : ps) {
+      assertExit(0, p);
+      assertTrue(p.stdout().contains("STEP cycle OK"), describe(p));
+    }
+    System.out.printf(
+        "two ranks, %d cycles with per-cycle keys: %.1f s%n",
+        cycles, (System.nanoTime() - t0) / 1e9);
+    checkQuiescent();
+    for (int rank = 0; rank < 2; rank++) {
+      byte[] blob =
+          server
+              .dmodexRequest(Proc.of("cdat", rank), List.of())
+              .toCompletableFuture()
+              .get(30, TimeUnit.SECONDS);
+      List<String> cycleKeys = new ArrayList<>();
+      PmixReader r = new PmixReader(Unpooled.wrappedBuffer(blob), WireFormat.DEFAULT);
+      while (r.hasRemaining()) {
+        String key = ((Value.KVal) r.unpackOne(DataType.KVAL)).key();
+        if (key.startsWith("test.cycle.")) {
+          cycleKeys.add(key);
+        }
+      }
+      System.out.println("rank " + rank + ": the last cycle's blob has " + blob.length + " bytes");
+      assertEquals(List.of("test.cycle." + (cycles - 1)), cycleKeys, "rank " + rank);
+    }
   }
 
   @Test

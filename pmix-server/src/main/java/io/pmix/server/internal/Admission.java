@@ -48,8 +48,10 @@ import org.jspecify.annotations.Nullable;
  *       registered, the credential and identity block must name the registered uid/gid, and
  *       unless claimed credentials are trusted the socket's owner (the kernel's word) must be the
  *       registered uid. The host's {@code clientConnected} may still close it.
- *   <li>A singleton (flag 4 with a client layout, or the tool layout of older connectors): its
- *       own identity, registered lazily; uid checks against the identity block.
+ *   <li>A singleton (flag 9; the client layout for 5.0.9 and later, the tool layout before):
+ *       its own namespace, made at its connect and belonging to its uid alone; never a
+ *       namespace the host knows (no rank injection into a job). uid checks against the identity
+ *       block and the socket's owner.
  *   <li>Tools and launchers: {@link ToolSupport}, when tool support is on; refused otherwise.
  * </ul>
  *
@@ -134,11 +136,9 @@ public final class Admission {
       return acceptClient(ch, req, claimed, kernelUid, format, ServerSnapshot.Role.CLIENT, true);
     }
     if (req.kind() == ConnectorKind.SINGLETON_CLIENT) {
-      if (ReplyLayout.forConnector(req.kind(), req.version()) == ReplyLayout.CLIENT) {
-        return acceptClient(
-            ch, req, claimed, kernelUid, format, ServerSnapshot.Role.SINGLETON, true);
-      }
-      return acceptSingletonToolLayout(ch, req, claimed, kernelUid, format);
+      boolean clientLayout =
+          ReplyLayout.forConnector(req.kind(), req.version()) == ReplyLayout.CLIENT;
+      return acceptSingleton(ch, req, claimed, kernelUid, format, clientLayout);
     }
     return reject(req, "tools and launchers are not supported yet");
   }
@@ -247,11 +247,28 @@ public final class Admission {
     return Optional.of(peer);
   }
 
-  private Optional<Object> acceptSingletonToolLayout(
+  /**
+   * A singleton (flag 9): a process started without a host, which makes its own namespace. It
+   * may never join a namespace it does not own, as that would change the host's accounting of
+   * the job (issue #19: an injected rank made nlocalprocs drop and a fence pass without a real
+   * rank). So: a namespace the server knows that a singleton did not make (registered by the
+   * host, a placeholder of its clients, a tool's, remote data) is refused, and a singleton's
+   * namespace admits only the uid that made it. The reply layout follows the connector's version.
+   */
+  private Optional<Object> acceptSingleton(
       Channel ch, ConnectRequest req, int @Nullable [] claimed, OptionalInt kernelUid,
-      WireFormat format) {
-    int euid = req.euid().orElseThrow();
-    int egid = req.egid().orElseThrow();
+      WireFormat format, boolean clientLayout) {
+    int euid;
+    int egid;
+    if (req.euid().isPresent()) {
+      euid = req.euid().getAsInt();
+      egid = req.egid().orElseThrow();
+    } else if (claimed != null) {
+      euid = claimed[0];
+      egid = claimed[1];
+    } else {
+      return reject(req, "a singleton without an identity");
+    }
     if (claimed != null && (claimed[0] != euid || claimed[1] != egid)) {
       // A 4.2.2 singleton ignores a bad validation status and then hangs: close instead.
       return reject(req, "credential differs from the identity block");
@@ -262,7 +279,19 @@ public final class Admission {
     }
     String nspace = req.nspace().orElseThrow();
     int rank = req.rank().orElseThrow();
-    Namespace ns = registry.placeholder(nspace);
+    Namespace ns = registry.namespace(nspace);
+    if (ns == null) {
+      ns = registry.addSingletonNamespace(nspace, euid);
+    } else if (!ns.madeBySingleton()) {
+      return reject(req, "namespace " + nspace + " is not a singleton's");
+    } else if (ns.singletonUid() != euid) {
+      return reject(
+          req,
+          "singleton namespace "
+              + nspace
+              + " belongs to uid "
+              + Integer.toUnsignedString(ns.singletonUid()));
+    }
     RankInfo info = ns.rank(rank);
     if (info == null) {
       info = registry.addRank(ns, rank, euid, egid, null);
@@ -271,12 +300,18 @@ public final class Admission {
     }
     Peer peer = lifecycle.attach(ch, ns, info, ServerSnapshot.Role.SINGLETON, format,
         req.version());
-    ByteBuf reply = ch.alloc().buffer(268); // the short tool reply layout
-    new ToolReply.Full(
-            Optional.empty(),
-            new PeerId(options.serverNspace(), options.serverRank()),
-            Status.SUCCESS)
-        .encode(reply);
+    ByteBuf reply;
+    if (clientLayout) {
+      reply = ch.alloc().buffer(ClientReply.LENGTH);
+      ClientReply.accepted(peer.index()).encode(reply);
+    } else {
+      reply = ch.alloc().buffer(268); // the short tool reply layout
+      new ToolReply.Full(
+              Optional.empty(),
+              new PeerId(options.serverNspace(), options.serverRank()),
+              Status.SUCCESS)
+          .encode(reply);
+    }
     ChannelFuture unused = ch.writeAndFlush(reply);
     return Optional.of(peer);
   }

@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The last inbound handler of an accepted connection: enforces the handshake timeout, starts the
+ * The last inbound handler of an accepted connection: closes it at once beyond the cap of
+ * connections awaiting their handshake, enforces the handshake timeout, starts the
  * socket-owner lookup as soon as the connection exists, hands the connect request to the core
  * once both are known, then routes frames and the close to the core. Any decoder failure closes
  * the connection (a malformed or oversized message leaves the stream unframeable). One instance
@@ -27,11 +28,16 @@ import org.jspecify.annotations.Nullable;
  */
 public final class PeerHandler extends ChannelInboundHandlerAdapter {
   private static final System.Logger LOG = System.getLogger(PeerHandler.class.getName());
+  /** How long the socket-owner lookup may take before the owner counts as unknown. */
+  static final Duration OWNER_LOOKUP_DEADLINE = Duration.ofSeconds(2);
 
   private final ServerCore core;
   private final Duration handshakeTimeout;
   private final @Nullable Executor ownerLookupExecutor;
   private final SocketOwner socketOwner;
+  private final PendingHandshakes pending;
+  /** Whether this connection counts in {@link #pending} (accepted, not yet a peer or closed). */
+  private boolean counted;
   private @Nullable Object peer;
   private boolean handshakeSeen;
   private @Nullable ScheduledFuture<?> timer;
@@ -44,20 +50,41 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
    *     credentials and skip the lookup
    */
   public PeerHandler(ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor) {
-    this(core, handshakeTimeout, ownerLookupExecutor, new SocketOwner());
+    this(core, handshakeTimeout, ownerLookupExecutor, new PendingHandshakes(Integer.MAX_VALUE));
+  }
+
+  /**
+   * A handler for one connection, counted in {@code pending} until its handshake completes.
+   *
+   * @param ownerLookupExecutor where the kernel socket tables are read, or null to trust claimed
+   *     credentials and skip the lookup
+   */
+  public PeerHandler(
+      ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor,
+      PendingHandshakes pending) {
+    this(core, handshakeTimeout, ownerLookupExecutor, new SocketOwner(), pending);
   }
 
   PeerHandler(
       ServerCore core, Duration handshakeTimeout, @Nullable Executor ownerLookupExecutor,
-      SocketOwner socketOwner) {
+      SocketOwner socketOwner, PendingHandshakes pending) {
     this.core = core;
     this.handshakeTimeout = handshakeTimeout;
     this.ownerLookupExecutor = ownerLookupExecutor;
     this.socketOwner = socketOwner;
+    this.pending = pending;
   }
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
+    if (!pending.tryEnter()) {
+      // Beyond the cap of unauthenticated connections: closed at once, before any lookup.
+      LOG.log(Level.INFO, "{0} connections await their handshake; closing {1}",
+          pending.limit(), ctx.channel());
+      ChannelFuture unused = ctx.close();
+      return;
+    }
+    counted = true;
     timer =
         ctx.executor()
             .schedule(
@@ -75,12 +102,7 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
     if (ownerLookupExecutor != null
         && remote instanceof InetSocketAddress r
         && local instanceof InetSocketAddress l) {
-      try {
-        // Reading /proc is blocking file I/O: keep it off the progress thread.
-        ownerUid = CompletableFuture.supplyAsync(() -> socketOwner.ownerUid(r, l), ownerLookupExecutor);
-      } catch (RejectedExecutionException e) {
-        ownerUid = CompletableFuture.completedFuture(OptionalInt.empty());
-      }
+      ownerUid = lookUpOwner(ctx, r, l);
     }
     ctx.fireChannelActive();
   }
@@ -130,6 +152,7 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
         accepted -> {
           if (accepted.isPresent()) {
             peer = accepted.get();
+            leavePending();
           } else {
             ChannelFuture unused = ctx.close();
           }
@@ -139,6 +162,9 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     cancelTimer();
+    leavePending();
+    // A lookup not done yet is not made any more (its task sees the future done).
+    boolean unused = ownerUid.cancel(false);
     if (peer != null) {
       core.closed(peer);
     }
@@ -149,6 +175,60 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
     LOG.log(Level.INFO, "closing " + ctx.channel() + ": " + cause.getMessage());
     ChannelFuture unused = ctx.close();
+  }
+
+  /**
+   * Starts the socket-owner lookup off the progress thread (it makes blocking system calls). It
+   * is bounded: past {@link #OWNER_LOOKUP_DEADLINE} the owner counts as unknown (a client is then
+   * refused unless claims are trusted); and it is skipped if the connection closed, or the
+   * deadline passed, before its turn came (issue #19: a queue of hostile connections delayed
+   * legitimate ones by a minute).
+   */
+  private CompletableFuture<OptionalInt> lookUpOwner(
+      ChannelHandlerContext ctx, InetSocketAddress remote, InetSocketAddress local) {
+    CompletableFuture<OptionalInt> f = new CompletableFuture<>();
+    Executor exec = ownerLookupExecutor;
+    if (exec == null) {
+      f.complete(OptionalInt.empty());
+      return f;
+    }
+    try {
+      exec.execute(
+          () -> {
+            if (f.isDone()) {
+              return; // closed or past the deadline already: nobody waits for the answer
+            }
+            try {
+              f.complete(socketOwner.ownerUid(remote, local));
+            } catch (RuntimeException e) {
+              LOG.log(Level.INFO, "socket owner lookup failed: {0}", e.toString());
+              f.complete(OptionalInt.empty());
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      f.complete(OptionalInt.empty());
+      return f;
+    }
+    ScheduledFuture<?> deadline =
+        ctx.executor()
+            .schedule(
+                () -> {
+                  if (f.complete(OptionalInt.empty())) {
+                    LOG.log(Level.INFO, "the owner of {0} was not found within {1}",
+                        ctx.channel(), OWNER_LOOKUP_DEADLINE);
+                  }
+                },
+                OWNER_LOOKUP_DEADLINE.toNanos(),
+                TimeUnit.NANOSECONDS);
+    CompletableFuture<OptionalInt> unused = f.whenComplete((u, e) -> deadline.cancel(false));
+    return f;
+  }
+
+  private void leavePending() {
+    if (counted) {
+      counted = false;
+      pending.leave();
+    }
   }
 
   private void cancelTimer() {

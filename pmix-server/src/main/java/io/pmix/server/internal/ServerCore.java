@@ -237,6 +237,11 @@ public final class ServerCore {
     }
 
     @Override
+    public void cycleBegins(Proc proc) {
+      modex.cycleBegins(proc);
+    }
+
+    @Override
     public void rankReturned(Proc proc) {
       collectives.rankReturned(proc);
     }

@@ -1,6 +1,7 @@
 package io.pmix.server.internal;
 
 import java.io.IOException;
+import java.lang.System.Logger.Level;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -10,32 +11,61 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.OptionalInt;
 
 /**
- * Finds the uid that owns the connecting end of a loopback TCP connection by reading the kernel's
- * socket tables ({@code /proc/net/tcp} and {@code /proc/net/tcp6}), keyed by the address pair. A
- * C server trusts the uid a client writes in its credential (docs/transport.md §8.2); this lets
- * the Java server check it. Reads files, so call it off the progress thread. Stateless.
+ * Finds the uid that owns the connecting end of a loopback TCP connection. A C server trusts the
+ * uid a client writes in its credential (docs/transport.md §8.2); this lets the Java server check
+ * it. On Linux the kernel is asked for that one socket through netlink sock_diag ({@link
+ * SockDiag}: microseconds, whatever the number of sockets); where that is not available, the
+ * kernel's socket tables ({@code /proc/net/tcp} and {@code /proc/net/tcp6}) are scanned for the
+ * address pair, which costs time in proportion to every TCP socket of the host. Blocking system
+ * calls or file reads either way, so call it off the progress thread. Thread-safe.
  */
 final class SocketOwner {
-  private final Path procNet;
+  private static final System.Logger LOG = System.getLogger(SocketOwner.class.getName());
+  /** How long the kernel's netlink answer is waited for (it answers at once). */
+  private static final Duration SOCK_DIAG_WAIT = Duration.ofSeconds(1);
 
+  private final Path procNet;
+  private final boolean sockDiag;
+
+  /** Netlink sock_diag where available, else the tables under {@code /proc/net}. */
   SocketOwner() {
-    this(Paths.get("/proc/net"));
+    this(Paths.get("/proc/net"), SockDiag.available());
   }
 
+  /** Only the tables under {@code procNet} are scanned. */
   SocketOwner(Path procNet) {
+    this(procNet, false);
+  }
+
+  private SocketOwner(Path procNet, boolean sockDiag) {
     this.procNet = procNet;
+    this.sockDiag = sockDiag;
   }
 
   /**
    * The uid owning the socket whose local address is {@code peer} and remote address is {@code
-   * server}, or empty if no table lists it (another network namespace, no procfs).
+   * server}, or empty if the kernel knows none (gone already, another network namespace, no
+   * procfs).
    */
   OptionalInt ownerUid(InetSocketAddress peer, InetSocketAddress server) {
+    if (sockDiag) {
+      try {
+        return SockDiag.ownerUid(peer, server, SOCK_DIAG_WAIT);
+      } catch (IllegalStateException | IllegalArgumentException e) {
+        LOG.log(Level.DEBUG, "netlink sock_diag failed ({0}); scanning /proc/net", e.getMessage());
+      }
+    }
+    return scanTables(peer, server);
+  }
+
+  /** The owner as the tables under {@link #procNet} list it. */
+  OptionalInt scanTables(InetSocketAddress peer, InetSocketAddress server) {
     for (String table : new String[] {"tcp", "tcp6"}) {
       boolean six = table.equals("tcp6");
       String local = encode(peer, six);

@@ -19,6 +19,11 @@ import java.util.List;
  * does not close the channel: the handler that owns the connection does (as a C peer drops a
  * connection whose message exceeds its size limit).
  *
+ * <p>With a {@link FrameBudget}, a frame whose payload is not complete yet reserves its announced
+ * length from the budget until it is complete or the channel goes; if the budget cannot take it,
+ * the same {@code ERR_OUT_OF_RESOURCE} failure is fired (and the stream discarded) before the
+ * payload is buffered.
+ *
  * <p>Placed after a {@link ConnectRequestDecoder} or {@link ConnectReplyDecoder}, it receives the
  * bytes those leave behind when they remove themselves, and passes their decoded message through
  * untouched. One instance per channel.
@@ -28,7 +33,10 @@ public final class FrameDecoder extends ByteToMessageDecoder {
   public static final int HEADER_LENGTH = 16;
 
   private final int maxPayloadLength;
+  private final FrameBudget budget;
   private boolean failed;
+  /** What the frame being accumulated holds of {@link #budget}. */
+  private long reserved;
 
   /**
    * A decoder refusing payloads longer than {@code maxPayloadLength} bytes.
@@ -36,10 +44,21 @@ public final class FrameDecoder extends ByteToMessageDecoder {
    * @throws IllegalArgumentException if the limit is negative
    */
   public FrameDecoder(int maxPayloadLength) {
+    this(maxPayloadLength, FrameBudget.UNLIMITED);
+  }
+
+  /**
+   * A decoder refusing payloads longer than {@code maxPayloadLength} bytes, and partial frames
+   * that {@code budget} cannot hold.
+   *
+   * @throws IllegalArgumentException if the limit is negative
+   */
+  public FrameDecoder(int maxPayloadLength, FrameBudget budget) {
     if (maxPayloadLength < 0) {
       throw new IllegalArgumentException("maxPayloadLength < 0: " + maxPayloadLength);
     }
     this.maxPayloadLength = maxPayloadLength;
+    this.budget = budget;
   }
 
   /** The largest payload this decoder accepts. */
@@ -73,12 +92,49 @@ public final class FrameDecoder extends ByteToMessageDecoder {
       return;
     }
     if (in.readableBytes() - HEADER_LENGTH < nbytes) {
+      if (reserved == 0 && !budget.tryReserve(nbytes)) {
+        failed = true;
+        in.skipBytes(in.readableBytes());
+        ctx.fireExceptionCaught(
+            new PmixException(
+                Status.ERR_OUT_OF_RESOURCE,
+                "frame payload of "
+                    + nbytes
+                    + " bytes does not fit in the budget of "
+                    + budget.limit()
+                    + " bytes for frames being received"));
+        return;
+      }
+      reserved = nbytes;
       return;
     }
+    giveBack();
     int pindex = in.getInt(start);
     int tag = in.getInt(start + 4);
     in.skipBytes(HEADER_LENGTH);
     ByteBuf payload = nbytes == 0 ? Unpooled.EMPTY_BUFFER : in.readRetainedSlice((int) nbytes);
     out.add(new Frame(pindex, tag, payload));
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    giveBack();
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    try {
+      super.channelInactive(ctx); // may decode what is left, and so reserve once more
+    } finally {
+      // A partial frame of a closed connection will never complete.
+      giveBack();
+    }
+  }
+
+  private void giveBack() {
+    if (reserved != 0) {
+      budget.release(reserved);
+      reserved = 0;
+    }
   }
 }

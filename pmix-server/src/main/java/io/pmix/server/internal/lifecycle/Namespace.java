@@ -23,6 +23,14 @@ public final class Namespace {
   private final String name;
   /** Whether the namespace was made for tools (not by the host): dropped with its last rank. */
   private final boolean madeForTools;
+  /**
+   * Whether a singleton's connection made the namespace (not the host): it belongs to {@link
+   * #singletonUid} alone, is dropped with its last peer, and a host registration of its name
+   * takes the name back.
+   */
+  private final boolean madeBySingleton;
+  /** The uid of the singleton that made the namespace (meaningful only if made by one). */
+  private final int singletonUid;
   /** Whether the host called register-nspace (false: a placeholder). */
   private boolean registered;
   /**
@@ -49,6 +57,16 @@ public final class Namespace {
   Namespace(String name, boolean madeForTools) {
     this.name = name;
     this.madeForTools = madeForTools;
+    this.madeBySingleton = false;
+    this.singletonUid = -1;
+  }
+
+  /** A namespace a singleton of {@code uid} made for itself. */
+  Namespace(String name, int singletonUid) {
+    this.name = name;
+    this.madeForTools = false;
+    this.madeBySingleton = true;
+    this.singletonUid = singletonUid;
   }
 
   /** The namespace's name. */
@@ -89,6 +107,19 @@ public final class Namespace {
   /** Whether the server made the namespace for tools (the host may have registered it since). */
   boolean madeForTools() {
     return madeForTools;
+  }
+
+  /**
+   * Whether a singleton's connection made the namespace: then it is that singleton user's alone
+   * ({@link #singletonUid}), never the host's.
+   */
+  public boolean madeBySingleton() {
+    return madeBySingleton;
+  }
+
+  /** The uid of the singleton that made the namespace; only meaningful if {@link #madeBySingleton}. */
+  public int singletonUid() {
+    return singletonUid;
   }
 
   /** Whether the namespace was made for tools and the host never registered it. */

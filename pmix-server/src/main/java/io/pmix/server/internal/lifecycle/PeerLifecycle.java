@@ -73,6 +73,12 @@ public final class PeerLifecycle {
      */
     void rankDeparted(Proc proc, Status why);
 
+    /**
+     * A process of the rank connected while none of the rank was running a cycle: what the rank
+     * committed in earlier cycles is dropped, so the new cycle starts on a clean slate.
+     */
+    void cycleBegins(Proc proc);
+
     /** The rank is a local process again (registered again, or reconnected). */
     void rankReturned(Proc proc);
 
@@ -113,7 +119,7 @@ public final class PeerLifecycle {
 
   /** Registers (or re-registers) a namespace; SUCCESS or the reason it was refused. */
   public Status registerNspace(String nspace, int nlocalprocs, List<Info> infos) {
-    Namespace known = registry.namespace(nspace);
+    Namespace known = takeBack(nspace);
     Namespace ns = known != null ? known : registry.unmapped(nspace);
     List<Info> copy = List.copyOf(infos);
     JobData built;
@@ -134,6 +140,31 @@ public final class PeerLifecycle {
   }
 
   /**
+   * The host registers something in {@code nspace}: if a singleton made a namespace of that name
+   * (before the host registered its job), the host takes the name back. The singleton's peers
+   * are closed and everything naming its namespace goes, so the host's job starts as registered.
+   *
+   * @return the namespace of that name still known (never a singleton's), or null
+   */
+  private @Nullable Namespace takeBack(String nspace) {
+    Namespace known = registry.namespace(nspace);
+    if (known == null || !known.madeBySingleton()) {
+      return known;
+    }
+    LOG.log(Level.INFO, "the host registers {0}: closing the singletons using the name", nspace);
+    for (Peer p : registry.peersOf(known)) {
+      release(p);
+    }
+    for (RankInfo r : known.ranks()) {
+      r.released();
+    }
+    known.clearRanks();
+    effects.namespaceGone(known);
+    registry.remove(known);
+    return null;
+  }
+
+  /**
    * Registers a local client; creates a placeholder namespace if needed (docs/register-nspace.md
    * NOTES). Registering a rank again updates its registration in place.
    */
@@ -141,6 +172,7 @@ public final class PeerLifecycle {
     if (proc.isSpecialRank()) {
       return Status.ERR_BAD_PARAM;
     }
+    Namespace unused = takeBack(proc.nspace()); // a singleton's namespace of that name goes
     Namespace ns = registry.placeholder(proc.nspace());
     RankInfo info = ns.rank(proc.rank());
     if (info == null) {
@@ -202,6 +234,12 @@ public final class PeerLifecycle {
       // Reclaim on reconnect: slot nulled (which drops the finalized count it held).
       registry.vacate(old);
     }
+    if (!rankHasActive(info)) {
+      // No process of the rank is running its cycle (none ever did, or all finalized or died):
+      // this connection begins a new one, which must not inherit the old cycle's data (§6.2.10
+      // "No cross-cycle carryover"). A clone joining a running process keeps it.
+      effects.cycleBegins(Proc.of(ns.name(), info.rank()));
+    }
     if (ns.rank(info.rank()) == info) {
       // A rank whose last process died unfinalized is a local process again.
       rankReturned(ns, info.rank());
@@ -237,6 +275,8 @@ public final class PeerLifecycle {
     }
     if (!peer.clientSemantics()) {
       dropToolRecords(peer);
+    } else if (peer.ns().madeBySingleton()) {
+      dropSingletonRecords(peer);
     }
   }
 
@@ -281,9 +321,9 @@ public final class PeerLifecycle {
   }
 
   /**
-   * Frees a pure tool at close and repoints its rank's index to a live sibling, or unsets it:
-   * nothing resolves a tool through the index, and a finalized tool never reconnects onto its
-   * rank, so it needs no tombstone.
+   * Frees a pure tool (or a singleton's peer) at close and repoints its rank's index to a live
+   * sibling, or unsets it: nothing resolves a tool through the index, and a finalized tool never
+   * reconnects onto its rank, so it needs no tombstone.
    */
   private void freeToolPeer(Peer peer, boolean referenced) {
     registry.vacate(peer);
@@ -296,6 +336,29 @@ public final class PeerLifecycle {
         }
       }
       peer.info().pointAt(sibling);
+    }
+  }
+
+  /**
+   * A singleton's peer is gone: nothing resolves a singleton's rank but its own processes, and
+   * each singleton starts with a namespace of its own, so its peer needs no tombstone. The peer
+   * is freed at once, its rank once no process of it remains, and the namespace with its last
+   * rank, with everything naming it (§6.2.6), so singletons leave nothing behind (issue #19).
+   */
+  private void dropSingletonRecords(Peer peer) {
+    freeToolPeer(peer, peer.info().peerIndex() == peer.index());
+    RankInfo info = peer.info();
+    Namespace ns = peer.ns();
+    if (info.procCount() > 0) {
+      return;
+    }
+    if (ns.rank(info.rank()) == info) {
+      ns.removeRank(info.rank());
+      info.released();
+    }
+    if (ns.hasNoRanks()) {
+      effects.namespaceGone(ns);
+      registry.remove(ns);
     }
   }
 
@@ -355,6 +418,16 @@ public final class PeerLifecycle {
     } else {
       Replies.finalizeReply(peer, tag, Status.SUCCESS);
     }
+  }
+
+  /** Whether a process of the rank is connected and not finalized. */
+  private boolean rankHasActive(RankInfo info) {
+    for (Peer p : registry.peersOf(info)) {
+      if (p.active()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether another process of the peer's rank is connected and not finalized. */

@@ -93,6 +93,21 @@ public final class Registry {
   }
 
   /**
+   * A new namespace a singleton of {@code uid} made for itself, which is dropped with its last
+   * peer and belongs to that uid alone.
+   *
+   * @throws IllegalStateException if {@code name} is taken
+   */
+  public Namespace addSingletonNamespace(String name, int uid) {
+    if (namespaces.containsKey(name)) {
+      throw new IllegalStateException("namespace " + name + " exists");
+    }
+    Namespace ns = new Namespace(name, uid);
+    namespaces.put(name, ns);
+    return ns;
+  }
+
+  /**
    * A new rank record in {@code ns}, not registered by the host (a singleton's or a tool's).
    *
    * @throws IllegalStateException if the rank exists

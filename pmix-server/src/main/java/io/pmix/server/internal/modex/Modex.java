@@ -276,6 +276,17 @@ public final class Modex {
     pending.park(g, timeout);
   }
 
+  /**
+   * A new init/finalize cycle of {@code proc} begins: what it committed before is dropped, so
+   * GETs wait for this cycle's commit rather than take (and re-send) the old cycle's keys.
+   */
+  public void cycleBegins(Proc proc) {
+    Namespace ns = registry.namespace(proc.nspace());
+    if (ns != null) {
+      ns.data().forget(proc.rank());
+    }
+  }
+
   /** Registration changed: parked GETs whose target committed and is now fully known go. */
   public void registrationChanged(Namespace ns) {
     pending.registrationChanged(ns);

@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * delivered for them (fence data, direct modex), and job-level values the host delivered by
  * direct modex. Held by its namespace, so it lives exactly as long as the namespace does
  * (docs/lifecycle.md §6.2.7: kept across finalize and client deregistration, dropped with the
- * namespace). Progress thread only.
+ * namespace). A rank's own entry is dropped when its next cycle begins (§6.2.10, no cross-cycle
+ * carryover). Progress thread only.
  */
 public final class NamespaceData {
   private final Map<Integer, ProcData> procs = new HashMap<>();
@@ -47,6 +48,11 @@ public final class NamespaceData {
       }
     }
     d.markCommitted();
+  }
+
+  /** Drops what {@code rank} committed or was delivered (its new cycle begins). */
+  void forget(int rank) {
+    procs.remove(rank);
   }
 
   /** The job-level values the host delivered; a read-only view. */
