@@ -73,11 +73,9 @@ class PeersMatrixIT {
             p::describe);
       }
       case "refresh" -> {
-        // EXPECTED FAILURE (#16): PMIX_GET_REFRESH_CACHE (command 33) answered NOT_SUPPORTED, so
-        // the client keeps its stale cached value.
-        assertEquals(0, p.exit(), p::describe);
-        assertTrue(all.contains("rank1: read2 (REFRESH + IMMEDIATE) -> rc=0 val=A (expect 'B')"),
-            p::describe);
+        // PMIX_GET_REFRESH_CACHE (command 33) brings rank 0's overwritten value into rank 1's
+        // cache (it answered NOT_SUPPORTED and rank 1 kept the stale 'A').
+        assertPassed(p, all, "rank1: read2 (REFRESH + IMMEDIATE) -> rc=0 val=B (expect 'B')", 1);
       }
       case "simpqual" -> {
         // EXPECTED FAILURE (#16): two pmix.qual.val values of one key collapse into one in the
@@ -123,7 +121,12 @@ class PeersMatrixIT {
           // PMIx_Init (under OpenPMIx's simptest too); anything else must pass.
           assertTrue(all.contains("hwloc_components_fini: Assertion"), p::describe);
         } else {
-          assertPassed(p, all, "init/finalize cycles OK", N);
+          // v6.1.0's runs two cycles; v5.0.11's and master's 25, then say so.
+          if (version.equals("v6.1.0")) {
+            assertPassed(p, all, FINALIZED, 2 * N);
+          } else {
+            assertPassed(p, all, "init/finalize cycles OK", N);
+          }
         }
       }
       case "doubleget" -> assertPassed(p, all, "obtained data for test-key-", 2 * N);

@@ -109,6 +109,7 @@ public final class ServerCore {
     handlers.put(Command.COMMIT, modex::handleCommit);
     handlers.put(Command.FENCENB, collectives::handleFence);
     handlers.put(Command.GETNB, modex::handleGet);
+    handlers.put(Command.REFRESH_CACHE, modex::handleRefresh);
     handlers.put(Command.FINALIZE, (p, tag, r) -> lifecycle.handleFinalize(p, tag));
     handlers.put(Command.PUBLISHNB, forwarding::handlePublish);
     handlers.put(Command.LOOKUPNB, (p, tag, r) -> forwarding.handleLookup(p, tag, r, true));

@@ -236,6 +236,35 @@ public final class Modex {
     }
   }
 
+  /**
+   * REFRESH_CACHE (PMIx 5+, command 33; what {@code pmix.get.refresh} makes a 5.x client send
+   * before its get): the status, then the process's remote-scope data (what it put REMOTE or
+   * GLOBAL, as 5.x's server fetches it) as KVALs, which the client stores over its cached copy.
+   * NOT_FOUND, with no data, when the server holds nothing for the process.
+   */
+  public void handleRefresh(Peer peer, int tag, PmixReader r) {
+    String nspace = r.unpackString();
+    int rank = r.unpackRank();
+    if (nspace == null) {
+      throw new PmixException(Status.ERR_BAD_PARAM, "REFRESH_CACHE without a namespace");
+    }
+    Namespace ns = registry.namespace(nspace);
+    ProcData d = ns == null ? null : ns.data().proc(rank);
+    if (d == null) {
+      Replies.status(peer, tag, Status.ERR_NOT_FOUND);
+      return;
+    }
+    List<Value.KVal> kvs = new ArrayList<>();
+    d.remote().forEach((k, v) -> kvs.add(new Value.KVal(k, v)));
+    Replies.send(
+        peer,
+        tag,
+        w -> {
+          w.packStatus(Status.SUCCESS);
+          kvs.forEach(w::pack);
+        });
+  }
+
   private void waitUnlessImmediate(PendingGet g, boolean immediate, long timeout) {
     if (immediate) {
       PendingGet.ToClient c = g.client();
