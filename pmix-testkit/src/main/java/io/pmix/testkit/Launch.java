@@ -329,7 +329,9 @@ final class Launch {
 
   private record Aborted(JobResult.Abort abort) implements Event {}
 
-  private record Stop(String reason, int status, boolean timeout) implements Event {}
+  /** {@code grace}: how long the live ranks may still end by themselves before they are killed. */
+  private record Stop(String reason, int status, boolean timeout, Duration grace)
+      implements Event {}
 
   private final PMIxServer server;
   private final SingleNodeHost host;
@@ -608,12 +610,20 @@ final class Launch {
    * status}. Only the first stop counts. Any thread.
    */
   void stop(String reason, int status) {
-    events.add(new Stop(reason, status, false));
+    events.add(new Stop(reason, status, false, Duration.ZERO));
+  }
+
+  /**
+   * Like {@link #stop}, but the live ranks first get {@code grace} to end by themselves: a rank
+   * told of a peer's death (an event) may finalize and exit before the launcher kills it.
+   */
+  void stopAfter(String reason, int status, Duration grace) {
+    events.add(new Stop(reason, status, false, grace));
   }
 
   /** Ends the job as timed out (launcher status 124). Any thread. */
   void timeOut() {
-    events.add(new Stop("timeout", JobResult.TIMEOUT_STATUS, true));
+    events.add(new Stop("timeout", JobResult.TIMEOUT_STATUS, true, Duration.ZERO));
   }
 
   private void onAbort(Proc caller, Status status, @Nullable String message, List<Proc> targets) {
@@ -654,11 +664,16 @@ final class Launch {
     long deadline =
         spec.timeout() == null ? Long.MAX_VALUE : startNanos + spec.timeout().toNanos();
     long escalateAt = Long.MAX_VALUE;
+    @Nullable Stop graced = null; // a stop waiting for its grace to pass
+    long gracedAt = Long.MAX_VALUE;
     try {
       while (alive > 0) {
         long now = System.nanoTime();
         // An abort may spare some ranks: the deadline still holds for them.
-        long wake = Math.min(timedOut || stopReason != null ? Long.MAX_VALUE : deadline, escalateAt);
+        long wake =
+            Math.min(
+                Math.min(timedOut || stopReason != null ? Long.MAX_VALUE : deadline, escalateAt),
+                gracedAt);
         Event e;
         if (wake == Long.MAX_VALUE) {
           e = events.take();
@@ -674,8 +689,12 @@ final class Launch {
               killRanks(live, killed, true);
             }
             escalateAt = Long.MAX_VALUE;
+          } else if (graced != null && now - gracedAt >= 0) {
+            e = new Stop(graced.reason(), graced.status(), false, Duration.ZERO);
+            graced = null;
+            gracedAt = Long.MAX_VALUE;
           } else if (deadline != Long.MAX_VALUE && now - deadline >= 0 && !timedOut) {
-            e = new Stop("timeout", JobResult.TIMEOUT_STATUS, true);
+            e = new Stop("timeout", JobResult.TIMEOUT_STATUS, true, Duration.ZERO);
           }
           if (e == null) {
             continue;
@@ -706,6 +725,11 @@ final class Launch {
             reporter.aborted(a.abort(), live);
             killRanks(live, killed, false);
             escalateAt = now + KILL_GRACE.toNanos();
+          }
+        } else if (e instanceof Stop s && !s.grace().isZero()) {
+          if (graced == null) {
+            graced = s;
+            gracedAt = now + s.grace().toNanos();
           }
         } else if (e instanceof Stop s) {
           if (!timedOut && stopReason == null) {

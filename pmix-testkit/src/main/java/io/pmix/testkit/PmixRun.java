@@ -2,6 +2,11 @@ package io.pmix.testkit;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.pmix.common.DataRange;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
 import io.pmix.dataserver.DataServerClient;
 import io.pmix.dataserver.DataService;
 import io.pmix.dataserver.DataStoreOptions;
@@ -42,6 +47,9 @@ import sun.misc.Signal;
  */
 public final class PmixRun {
   private PmixRun() {}
+
+  /** How long a job's survivors of a rank's death get to finalize before they are killed. */
+  static final Duration DEATH_GRACE = Duration.ofSeconds(2);
 
   /** Runs {@code pmixrun} and exits with its status. */
   public static void main(String[] args) {
@@ -182,6 +190,25 @@ public final class PmixRun {
       PMIxServer srv = server;
       SingleNodeHost h = host;
       Messages reporter = new Messages(err, o.timeout(), null);
+      // A client that dies without PMIx_Finalize ends its job, as under mpirun/prterun: the
+      // survivors are told (PMIX_ERR_PROC_ABORTED from the dead rank, which simpdie's ranks wait
+      // for), get DEATH_GRACE to finalize and exit, and then are killed.
+      reporter.onDeath(
+          e -> {
+            Proc dead = Proc.of(e.nspace(), e.rank());
+            Status unused =
+                srv.notifyEvent(
+                    Status.ERR_PROC_ABORTED,
+                    dead,
+                    DataRange.NAMESPACE.code(),
+                    List.of(Info.of(Keys.EVENT_AFFECTED_PROC, dead)));
+            Launch l = current.get();
+            if (l != null) {
+              int status = (e.code() & 0xff) != 0 ? e.code() : 1;
+              l.stopAfter(
+                  "rank " + e.rank() + " died without PMIx_Finalize", status, DEATH_GRACE);
+            }
+          });
       // A spawned process that fails ends every job, as mpirun's does: its parent would
       // otherwise wait for it (in MPI_Comm_spawn's connect) until --timeout, or forever.
       AtomicReference<Launch.@Nullable Exit> spawnFailure = new AtomicReference<>();
@@ -376,6 +403,7 @@ public final class PmixRun {
     private final PrintStream err;
     private final @Nullable Duration timeout;
     private final @Nullable Consumer<Launch.Exit> onFailure;
+    private volatile @Nullable Consumer<Launch.Exit> onDeath;
 
     /** {@code onFailure}: told of each process that ends abnormally ({@link Launch.Exit}). */
     Messages(
@@ -383,6 +411,11 @@ public final class PmixRun {
       this.err = err;
       this.timeout = timeout;
       this.onFailure = onFailure;
+    }
+
+    /** {@code f} is told of each connected client that ends without PMIx_Finalize. */
+    void onDeath(Consumer<Launch.Exit> f) {
+      onDeath = f;
     }
 
     @Override
@@ -393,6 +426,10 @@ public final class PmixRun {
       }
       if (onFailure != null && e.abnormal()) {
         onFailure.accept(e);
+      }
+      Consumer<Launch.Exit> d = onDeath;
+      if (d != null && !e.killedByLauncher() && e.connected() && !e.finalized()) {
+        d.accept(e);
       }
     }
 

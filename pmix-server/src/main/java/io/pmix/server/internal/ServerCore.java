@@ -509,6 +509,11 @@ public final class ServerCore {
     try {
       code = r.unpackByteEnum(DataType.COMMAND);
       Optional<Command> cmd = Command.fromCode(code);
+      if (cmd.isPresent() && cmd.get() == Command.REFRESH_CACHE) {
+        // PMIx 5+ only: no message record yet (docs/commands.md); the handler reads its fields.
+        modex.handleRefresh(peer, tag, r);
+        return;
+      }
       Route<?> route = cmd.map(routes::get).orElse(null);
       if (route == null) {
         Replies.status(peer, tag, Status.ERR_NOT_SUPPORTED);

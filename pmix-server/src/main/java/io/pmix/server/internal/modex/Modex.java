@@ -9,7 +9,9 @@ import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.PmixException;
 import io.pmix.common.codec.CodecLimits;
+import io.pmix.common.codec.PmixReader;
 import io.pmix.common.internal.message.CommitRequest;
 import io.pmix.common.internal.message.GetNbRequest;
 import io.pmix.server.HostModule;
@@ -21,6 +23,7 @@ import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.RankInfo;
 import io.pmix.server.internal.lifecycle.Registry;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
@@ -210,6 +213,36 @@ public final class Modex {
     } else {
       pending.requestDmodex(g, info);
     }
+  }
+
+  /**
+   * REFRESH_CACHE (PMIx 5+, command 33; what {@code pmix.get.refresh} makes a 5.x client send
+   * before its get): the status, then the process's remote-scope data (what it put REMOTE or
+   * GLOBAL, as 5.x's server fetches it) as KVALs, which the client stores over its cached copy.
+   * NOT_FOUND, with no data, when the server holds nothing for the process.
+   */
+  public void handleRefresh(Peer peer, int tag, PmixReader r) {
+    String nspace = r.unpackString();
+    int rank = r.unpackRank();
+    if (nspace == null) {
+      throw new PmixException(Status.ERR_BAD_PARAM, "REFRESH_CACHE without a namespace");
+    }
+    Namespace ns = registry.namespace(nspace);
+    ProcData d = ns == null ? null : ns.data().proc(rank);
+    if (d == null) {
+      Replies.status(peer, tag, Status.ERR_NOT_FOUND);
+      return;
+    }
+    List<Value.KVal> kvs = new ArrayList<>();
+    d.remote().forEach((k, v) -> kvs.add(new Value.KVal(k, v)));
+    Replies.send(
+        peer,
+        tag,
+        () ->
+            w -> {
+              w.packStatus(Status.SUCCESS);
+              kvs.forEach(w::pack);
+            });
   }
 
   private void waitUnlessImmediate(PendingGet g, boolean immediate, long timeout) {

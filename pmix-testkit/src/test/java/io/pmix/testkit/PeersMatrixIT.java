@@ -1,0 +1,163 @@
+package io.pmix.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * OpenPMIx's own test clients ({@code test/simple}) of v5.0.11, v6.1.0 and master under {@code
+ * bin/pmixrun} at -n 2 (issue #16), each checked for its success lines, not only its exit code.
+ * A client we cannot make pass yet is an expected failure: the test asserts its current exact
+ * failure (with the issue's reason), so a fix flips it and the table must be updated. Only -n 2:
+ * the matrix's 48 runs already take about two minutes; -n 4 of simpclient and simpdmodex is in
+ * {@link PmixRunLikeMpirunIT}.
+ */
+class PeersMatrixIT {
+  private static final Duration LIMIT = Duration.ofMinutes(2);
+  private static final int N = 2;
+  private static final List<String> VERSIONS = List.of("v5.0.11", "v6.1.0", "master");
+  private static final List<String> CLIENTS =
+      List.of("simpclient", "simppub", "simpdmodex", "simpdyn", "simpft", "simptimeout",
+          "doubleget", "get_put_example", "quietclient", "refresh", "simpqual", "simpcycle",
+          "simpdie", "legacy", "simpjctrl", "simpio");
+  private static final String FINALIZED = "PMIx_Finalize successfully completed";
+
+  @RegisterExtension final PmixTestExtension pmix = new PmixTestExtension();
+
+  @TestFactory
+  Stream<DynamicTest> everyClientOfEveryVersion() {
+    List<DynamicTest> tests = new ArrayList<>();
+    for (String v : VERSIONS) {
+      for (String c : CLIENTS) {
+        tests.add(DynamicTest.dynamicTest(v + " " + c, () -> runAndCheck(v, c)));
+      }
+    }
+    return tests.stream();
+  }
+
+  private static void runAndCheck(String version, String client) {
+    Path exe = Peers.program(version, client);
+    Path lib = Peers.libraryPath(version);
+    // The clients expected to hang get a short --timeout so the matrix stays within budget.
+    boolean hangs = client.equals("simpdyn")
+        || (client.equals("simptimeout") && version.equals("master"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", Integer.toString(N), "--timeout", hangs ? "8" : "60",
+            "-x", "LD_LIBRARY_PATH=" + lib, "--", exe.toString());
+    String all = p.stdout() + p.stderr();
+    switch (client) {
+      case "simpdie" -> {
+        // Rank 0 exits 1 without PMIx_Finalize: the survivor is told (PROC_ABORTED) and
+        // finalizes; the job ends with the dead rank's status, as under mpirun.
+        assertEquals(1, p.exit(), p::describe);
+        assertTrue(all.contains("NOTIFIED with status PMIX_ERR_PROC_ABORTED source "),
+            p::describe);
+        assertEquals(N - 1, count(all, FINALIZED), p::describe);
+        assertFalse(all.contains("timed out"), p::describe);
+      }
+      case "simpft" -> {
+        // Rank 0 calls PMIx_Abort(PMIX_ERR_OUT_OF_RESOURCE, "Eat rocks") on purpose: the job is
+        // aborted with status -29 (exit 227).
+        assertEquals(227, p.exit(), p::describe);
+        assertTrue(all.contains("aborted by rank 0 with status -29 (\"Eat rocks\")"),
+            p::describe);
+      }
+      case "refresh" -> {
+        // PMIX_GET_REFRESH_CACHE (command 33) brings rank 0's overwritten value into rank 1's
+        // cache (it answered NOT_SUPPORTED and rank 1 kept the stale 'A').
+        assertPassed(p, all, "rank1: read2 (REFRESH + IMMEDIATE) -> rc=0 val=B (expect 'B')", 1);
+      }
+      case "simpqual" -> {
+        // EXPECTED FAILURE (#16): two pmix.qual.val values of one key collapse into one in the
+        // server's per-proc store; the first qualified value is lost.
+        assertEquals(0, p.exit(), p::describe);
+        assertEquals(N, count(all, "UNABLE TO GET QUALIFIED VALUE WITH CORRECT QUAL:"
+            + " PMIX_ERR_NOT_FOUND"), p::describe);
+        assertEquals(N, count(all, FINALIZED), p::describe);
+      }
+      case "legacy" -> {
+        // EXPECTED FAILURE (#16), racy: a Get with rank UNDEF is answered NOT_FOUND at once when
+        // the local peer has not committed yet (5.x+ servers wait). Either every get succeeded
+        // or exactly that failure shows.
+        assertEquals(0, p.exit(), p::describe);
+        if (!all.contains("PMIx_Get got -46")) {
+          assertEquals(2 * N, count(all, ": Got "), p::describe);
+        }
+        assertFalse(all.lines().anyMatch(l -> l.contains("PMIx_Get got")
+            && !l.contains("PMIx_Get got -46")), p::describe);
+      }
+      case "simpdyn" -> {
+        // EXPECTED FAILURE (#16): PMIx_Spawn is refused with -181, then the client hangs.
+        assertEquals(124, p.exit(), p::describe);
+        assertTrue(all.contains("PMIx_Spawn failed: -181"), p::describe);
+      }
+      case "simpjctrl" -> {
+        // EXPECTED FAILURE (#16): PMIx_Job_control_nb answered NOT_SUPPORTED (-47).
+        assertEquals(209, p.exit(), p::describe);
+        assertTrue(all.contains("PMIx_Job_control_nb failed: -47"), p::describe);
+      }
+      case "simptimeout" -> {
+        if (version.equals("master")) {
+          // EXPECTED FAILURE (#16): master's disconnect with pmix.timeout never times out.
+          assertEquals(124, p.exit(), p::describe);
+          assertTrue(all.contains("TEST DISCONNECT TIMEOUT"), p::describe);
+        } else {
+          assertPassed(p, all, FINALIZED, N);
+        }
+      }
+      case "simpcycle" -> {
+        if (version.equals("v5.0.11") && p.exit() == 134) {
+          // The reference's own bug: 5.0.11's client fails an hwloc assertion at its second
+          // PMIx_Init (under OpenPMIx's simptest too); anything else must pass.
+          assertTrue(all.contains("hwloc_components_fini: Assertion"), p::describe);
+        } else {
+          // v6.1.0's runs two cycles; v5.0.11's and master's 25, then say so.
+          if (version.equals("v6.1.0")) {
+            assertPassed(p, all, FINALIZED, 2 * N);
+          } else {
+            assertPassed(p, all, "init/finalize cycles OK", N);
+          }
+        }
+      }
+      case "doubleget" -> assertPassed(p, all, "obtained data for test-key-", 2 * N);
+      case "get_put_example" -> assertPassed(p, all, "Get complete and successful", N);
+      case "quietclient" -> assertPassed(p, all, null, 0);
+      default -> assertPassed(p, all, FINALIZED, N); // simpclient, simppub, simpdmodex, simpio
+    }
+  }
+
+  /** Exit 0, {@code line} {@code times} times, and no failure reported. */
+  private static void assertPassed(
+      PmixRunProcess p, String all, @Nullable String line, int times) {
+    assertEquals(0, p.exit(), p::describe);
+    if (line != null) {
+      assertEquals(times, count(all, line), p::describe);
+    }
+    // simpclient asks for a security credential, which no credential-less server (OpenPMIx's own
+    // simptest neither) has: it says so and goes on.
+    String rest =
+        all.lines()
+            .filter(l -> !l.contains("PMIx_Get CREDENTIAL failed: PMIX_ERR_NOT_FOUND"))
+            .reduce("", (a, b) -> a + b + "\n");
+    assertFalse(rest.contains("failed") || rest.contains("FAILED") || rest.contains("BAD-PARAM"),
+        p::describe);
+  }
+
+  private static int count(String s, String what) {
+    int n = 0;
+    for (int i = s.indexOf(what); i >= 0; i = s.indexOf(what, i + what.length())) {
+      n++;
+    }
+    return n;
+  }
+}
