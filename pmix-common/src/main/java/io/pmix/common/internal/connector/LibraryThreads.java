@@ -84,6 +84,7 @@ public final class LibraryThreads implements SessionPart {
   private static final Set<CompletableFuture<?>> AWAITED = ConcurrentHashMap.newKeySet();
 
   /** Tasks handed to the callback thread that have not finished yet. */
+  @Bookkept("session.callbacksPending")
   private final AtomicInteger pendingCallbacks = new AtomicInteger();
 
   /** Set once both threads have ended: from then on their state may be read directly. */
@@ -360,6 +361,7 @@ public final class LibraryThreads implements SessionPart {
     m.put("session.eventLoopRunning", group.isTerminated() ? 0L : 1L);
     m.put("session.callbackExecutorRunning", callbacks.isTerminated() ? 0L : 1L);
     m.put("session.gdsReaderRunning", reader.isTerminated() ? 0L : 1L);
+    m.put("session.callbacksPending", (long) pendingCallbacks.get());
     return m;
   }
 
