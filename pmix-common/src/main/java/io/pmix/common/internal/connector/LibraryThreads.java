@@ -83,6 +83,9 @@ public final class LibraryThreads implements SessionPart {
    */
   private static final Set<CompletableFuture<?>> AWAITED = ConcurrentHashMap.newKeySet();
 
+  /** Set once a task has been handed to the callback thread (which then has started). */
+  private volatile boolean callbackStarted;
+
   /** Tasks handed to the callback thread that have not finished yet. */
   @Bookkept("session.callbacksPending")
   private final AtomicInteger pendingCallbacks = new AtomicInteger();
@@ -213,9 +216,16 @@ public final class LibraryThreads implements SessionPart {
     return () -> AWAITED.remove(f);
   }
 
-  /** Whether the progress thread may complete {@code f} itself (see {@link #awaiting}). */
+  /**
+   * Whether the progress thread may complete {@code f} itself (see {@link #awaiting}). Not before
+   * the callback thread has started: init's completion starts it, so an initialized library has
+   * both its threads from then on, as the teardown contract checks.
+   */
   private boolean direct(CompletableFuture<?> f) {
-    return pendingCallbacks.get() == 0 && loop.inEventLoop() && AWAITED.contains(f);
+    return callbackStarted
+        && pendingCallbacks.get() == 0
+        && loop.inEventLoop()
+        && AWAITED.contains(f);
   }
 
   /**
@@ -255,6 +265,7 @@ public final class LibraryThreads implements SessionPart {
               pendingCallbacks.decrementAndGet();
             }
           });
+      callbackStarted = true;
       return true;
     } catch (RejectedExecutionException e) {
       pendingCallbacks.decrementAndGet();

@@ -76,6 +76,13 @@ class LibraryThreadsTest {
 
   @Test
   void anIdleLibraryWakesABlockingCallFromTheProgressThread() throws Exception {
+    // An initialized library: its callback thread has started (init's completion starts it).
+    CountDownLatch started = new CountDownLatch(1);
+    threads.execute(() -> threads.deliver("start", List.of(started::countDown)));
+    assertTrue(started.await(30, TimeUnit.SECONDS));
+    while (threads.bookkeeping().get("session.callbacksPending") != 0) {
+      Thread.onSpinWait();
+    }
     CompletableFuture<String> f = new CompletableFuture<>();
     CountDownLatch waiting = new CountDownLatch(1);
     AtomicReference<String> got = new AtomicReference<>();
