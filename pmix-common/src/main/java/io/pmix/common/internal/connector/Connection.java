@@ -11,8 +11,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.ReferenceCountUtil;
@@ -252,7 +250,7 @@ final class Connection implements SessionPart {
     Bootstrap b =
         new Bootstrap()
             .group(threads.loop())
-            .channel(Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class)
+            .channel(NioSocketChannel.class)
             .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
             .handler(
                 new ChannelInitializer<SocketChannel>() {

@@ -236,6 +236,7 @@ public final class ConnectorSession {
    */
   public static <T> T await(CompletableFuture<T> f, Role role, String operation) {
     LibraryThreads.checkMayBlock(role, operation);
+    Runnable release = LibraryThreads.awaiting(f);
     try {
       return f.get();
     } catch (InterruptedException e) {
@@ -247,6 +248,8 @@ public final class ConnectorSession {
         throw r;
       }
       throw new PmixException(Status.ERROR, operation + " failed", c);
+    } finally {
+      release.run();
     }
   }
 

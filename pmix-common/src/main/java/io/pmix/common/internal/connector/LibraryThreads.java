@@ -6,8 +6,6 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.util.concurrent.FastThreadLocalThread;
 import io.pmix.common.PmixException;
@@ -17,7 +15,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -26,6 +26,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -76,14 +77,29 @@ public final class LibraryThreads implements SessionPart {
   @Bookkept("session.gdsReaderRunning")
   private final ExecutorService reader;
 
+  /**
+   * Futures a blocking call waits on that nothing else depends on (see {@link #awaiting}): only
+   * while that call waits, so empty whenever no call blocks.
+   */
+  private static final Set<CompletableFuture<?>> AWAITED = ConcurrentHashMap.newKeySet();
+
+  /** Set once a task has been handed to the callback thread (which then has started). */
+  private volatile boolean callbackStarted;
+
+  /** Tasks handed to the callback thread that have not finished yet. */
+  @Bookkept("session.callbacksPending")
+  private final AtomicInteger pendingCallbacks = new AtomicInteger();
+
   /** Set once both threads have ended: from then on their state may be read directly. */
   private volatile boolean stopped;
 
   /** Starts nothing yet: each thread starts with its first task. */
   LibraryThreads(Role role) {
     this.role = requireNonNull(role, "role");
-    IoHandlerFactory io =
-        Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    // NIO, not epoll: a connector has one socket, where epoll gains nothing, and loading
+    // Netty's epoll (its native library copied to a temporary file, a SecureRandom seeded for
+    // the file's name) cost about 40 ms of the first init (docs/architecture.md, start-up).
+    IoHandlerFactory io = NioIoHandler.newFactory();
     this.group =
         new MultiThreadIoEventLoopGroup(1, factory(role, role.progressThread(), threads::add), io);
     this.loop = group.next();
@@ -186,21 +202,74 @@ public final class LibraryThreads implements SessionPart {
     return new PmixException(Status.ERR_INIT, role.api() + " has been finalized", cause);
   }
 
-  /** Completes a future on the callback thread, so application code never runs on ours. */
+  /**
+   * Marks {@code f} as waited on by a blocking call on the calling thread until {@code release}
+   * is closed, when nothing depends on it yet. Such a future holds no application code, so the
+   * progress thread may complete it itself (one hand-off less per blocking call: the caller wakes
+   * at once) when no callback is pending: every event handler delivered before has then returned,
+   * the order C keeps between handlers and blocking returns.
+   */
+  static Runnable awaiting(CompletableFuture<?> f) {
+    if (f.isDone() || f.getNumberOfDependents() != 0 || !AWAITED.add(f)) {
+      return () -> {};
+    }
+    return () -> AWAITED.remove(f);
+  }
+
+  /**
+   * Whether the progress thread may complete {@code f} itself (see {@link #awaiting}). Not before
+   * the callback thread has started: init's completion starts it, so an initialized library has
+   * both its threads from then on, as the teardown contract checks.
+   */
+  private boolean direct(CompletableFuture<?> f) {
+    return callbackStarted
+        && pendingCallbacks.get() == 0
+        && loop.inEventLoop()
+        && AWAITED.contains(f);
+  }
+
+  /**
+   * Completes a future on the callback thread, so application code never runs on ours; a future
+   * only a blocking call waits on, directly (see {@link #awaiting}).
+   */
   <T> void complete(CompletableFuture<T> f, @Nullable T value) {
-    try {
-      callbacks.execute(() -> f.complete(value));
-    } catch (RejectedExecutionException e) {
+    if (direct(f)) {
+      f.complete(value);
+      return;
+    }
+    if (!onCallbackThread(() -> f.complete(value))) {
       f.complete(value);
     }
   }
 
-  /** Fails a future on the callback thread. */
+  /** Fails a future on the callback thread (directly as {@link #complete} does). */
   void fail(CompletableFuture<?> f, Throwable t) {
-    try {
-      callbacks.execute(() -> f.completeExceptionally(t));
-    } catch (RejectedExecutionException e) {
+    if (direct(f)) {
       f.completeExceptionally(t);
+      return;
+    }
+    if (!onCallbackThread(() -> f.completeExceptionally(t))) {
+      f.completeExceptionally(t);
+    }
+  }
+
+  /** Hands {@code task} to the callback thread, counted while pending; false once stopping. */
+  private boolean onCallbackThread(Runnable task) {
+    pendingCallbacks.incrementAndGet();
+    try {
+      callbacks.execute(
+          () -> {
+            try {
+              task.run();
+            } finally {
+              pendingCallbacks.decrementAndGet();
+            }
+          });
+      callbackStarted = true;
+      return true;
+    } catch (RejectedExecutionException e) {
+      pendingCallbacks.decrementAndGet();
+      return false;
     }
   }
 
@@ -222,20 +291,18 @@ public final class LibraryThreads implements SessionPart {
     if (handlers.isEmpty()) {
       return;
     }
-    try {
-      callbacks.execute(
-          () -> {
-            for (Runnable h : handlers) {
-              try {
-                h.run();
-              } catch (RuntimeException ex) {
-                LOG.log(Level.WARNING, what + " threw; continuing", ex);
+    // False when finalizing: nothing is delivered any more.
+    var unused =
+        onCallbackThread(
+            () -> {
+              for (Runnable h : handlers) {
+                try {
+                  h.run();
+                } catch (RuntimeException ex) {
+                  LOG.log(Level.WARNING, what + " threw; continuing", ex);
+                }
               }
-            }
-          });
-    } catch (RejectedExecutionException ex) {
-      // Finalizing: nothing is delivered any more.
-    }
+            });
   }
 
   /**
@@ -305,6 +372,7 @@ public final class LibraryThreads implements SessionPart {
     m.put("session.eventLoopRunning", group.isTerminated() ? 0L : 1L);
     m.put("session.callbackExecutorRunning", callbacks.isTerminated() ? 0L : 1L);
     m.put("session.gdsReaderRunning", reader.isTerminated() ? 0L : 1L);
+    m.put("session.callbacksPending", (long) pendingCallbacks.get());
     return m;
   }
 
