@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -58,6 +59,13 @@ public final class JobData {
 
   /** Per-rank values, ranks 0 to nprocs-1 that have any. */
   final Map<Integer, List<Value.KVal>> perRank;
+
+  /**
+   * The reply body packed in each wire format asked for so far; a cache of what the fields above
+   * determine, so the object stays immutable in effect. Concurrent because snapshots and tests may
+   * read job data off the progress thread.
+   */
+  private final Map<WireFormat, byte[]> packedBodies = new ConcurrentHashMap<>();
 
   /** The job size. */
   final int nprocs;
@@ -394,13 +402,32 @@ public final class JobData {
 
   /**
    * Appends the REQ reply body after the namespace string: every value as its own KVAL unit, the
-   * per-rank blobs packed in the peer's own format (as the C server packs them). Private: replies
+   * per-rank blobs packed in the peer's own format (as the C server packs them). The body is
+   * packed once per wire format and the same bytes are appended to every later reply: a job's
+   * clients all ask for it at init, and packing it per connection cost O(N) per client (the REQ
+   * path was the largest share of the progress thread's samples at 256 procs). A change to the
+   * job data builds a new {@code JobData}, so the packed bytes can never be stale. Private: replies
    * carry it as {@link #replyBody} inside their message record.
    */
   private void writeReplyBody(PmixWriter w, ByteBufAllocator alloc) {
     if (noData) {
       return;
     }
+    byte[] packed = packedBodies.get(w.format());
+    if (packed == null) {
+      ByteBuf b = alloc.buffer();
+      try {
+        packBody(new PmixWriter(b, w.format()), alloc);
+        packed = ByteBufUtil.getBytes(b);
+      } finally {
+        b.release();
+      }
+      packedBodies.put(w.format(), packed);
+    }
+    w.packRaw(packed);
+  }
+
+  private void packBody(PmixWriter w, ByteBufAllocator alloc) {
     for (Value.KVal kv : jobLevelKvals()) {
       w.pack(kv);
     }

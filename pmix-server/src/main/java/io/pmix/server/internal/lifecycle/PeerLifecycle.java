@@ -16,7 +16,10 @@ import io.pmix.server.internal.JobData;
 import io.pmix.server.internal.Replies;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -545,18 +548,24 @@ public final class PeerLifecycle {
     if (ns.nlocalprocs() < 0) {
       return false;
     }
+    // One pass over the slots, then one over the ranks: this runs at every client's
+    // deregistration, and a slot scan per rank made it O(N^2) per call (O(N^3) per job).
+    Set<RankInfo> finalized = Collections.newSetFromMap(new IdentityHashMap<>());
+    Set<RankInfo> active = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (Peer p : registry.peers()) {
+      if (p.finalized()) {
+        finalized.add(p.info());
+      }
+      if (p.state() == ServerSnapshot.PeerState.ACTIVE) {
+        active.add(p.info());
+      }
+    }
     int done = 0;
     for (RankInfo r : ns.ranks()) {
       if (ns.departed(r.rank())) {
         continue;
       }
-      boolean finalized = false;
-      boolean active = false;
-      for (Peer p : registry.peersOf(r)) {
-        finalized |= p.finalized();
-        active |= p.state() == ServerSnapshot.PeerState.ACTIVE;
-      }
-      if (finalized && !active) {
+      if (finalized.contains(r) && !active.contains(r)) {
         done++;
       }
     }
