@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /** A child process started with a server's {@code setupFork} environment, for tests. */
 final class Launched {
@@ -43,10 +44,33 @@ final class Launched {
     }
   }
 
+  /**
+   * Starts {@code exe} as another user (root only): {@code setpriv} changes the real and
+   * effective uid and gid and drops the supplementary groups before the program starts, so the
+   * kernel owns its sockets as that user. {@code preload}, if not null, is put in the program's
+   * {@code LD_PRELOAD} (after setpriv, which must not be affected by it).
+   */
+  static Launched startAs(
+      int uid, int gid, @Nullable Path preload, Path exe, Map<String, String> env, String... args)
+      throws IOException {
+    List<String> cmd = new ArrayList<>(List.of(
+        "setpriv", "--reuid=" + uid, "--regid=" + gid, "--clear-groups", "/usr/bin/env"));
+    if (preload != null) {
+      cmd.add("LD_PRELOAD=" + preload);
+    }
+    cmd.add(exe.toString());
+    cmd.addAll(List.of(args));
+    return start(cmd, env);
+  }
+
   static Launched start(Path exe, Map<String, String> env, String... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(exe.toString());
     cmd.addAll(List.of(args));
+    return start(cmd, env);
+  }
+
+  private static Launched start(List<String> cmd, Map<String, String> env) throws IOException {
     ProcessBuilder pb = new ProcessBuilder(cmd);
     // A clean PMIx environment: nothing inherited may point the child at another server.
     pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));

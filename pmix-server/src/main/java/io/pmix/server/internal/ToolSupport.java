@@ -60,8 +60,9 @@ import org.jspecify.annotations.Nullable;
  *       {@code pmix.nspace} and {@code pmix.rank}, the order 4.2.2 uses. Its answer is the tool's
  *       identity; a failure refuses the tool. A host that does not implement it ({@code
  *       NOT_SUPPORTED}) leaves the decision to the server, which accepts tools of its own user (or
- *       root) only, keeps a given identity and assigns {@code <server nspace>-tool-<n>}, rank 0,
- *       to a tool that needs one.
+ *       root) only, except a tool claiming a rank the host registered, which that rank's
+ *       registration decides (next item); it keeps a given identity and assigns {@code <server
+ *       nspace>-tool-<n>}, rank 0, to a tool that needs one.
  *   <li>A tool whose identity is a rank the host registered with register-client (a launcher's
  *       child started with {@code PMIX_NAMESPACE}/{@code PMIX_RANK}, flags 5 and 8) is attached
  *       to that rank like a client, reclaiming its tombstone, and must present the registered
@@ -238,8 +239,10 @@ final class ToolSupport {
       }
       proc = answer;
     } else if (failure.equals(Status.ERR_NOT_SUPPORTED)) {
-      // No host decision (4.2.2: no tool_connected): the server's own policy.
-      if (r.euid() != serverUid && r.euid() != 0) {
+      // No host decision (4.2.2: no tool_connected): the server's own policy. A tool claiming
+      // a rank the host registered is decided by that registration below (the host already
+      // said whose rank it is); any other tool must be the server's user or root.
+      if (!hostRegistered(r.given()) && r.euid() != serverUid && r.euid() != 0) {
         return refuse(
             req,
             "uid "
@@ -302,6 +305,16 @@ final class ToolSupport {
       name = options.serverNspace() + "-tool-" + counter;
     } while (registry.hasNamespace(name));
     return name;
+  }
+
+  /** Whether {@code p} names a rank the host registered with register-client. */
+  private boolean hostRegistered(@Nullable Proc p) {
+    if (p == null) {
+      return false;
+    }
+    Namespace ns = registry.namespace(p.nspace());
+    RankInfo info = ns == null ? null : ns.rank(p.rank());
+    return info != null && info.hostRegistered();
   }
 
   private static Optional<Object> refuse(ConnectRequest req, String why) {
