@@ -463,12 +463,59 @@ public final class PMIxServer implements AutoCloseable {
     env.put("PMIX_BFROP_BUFFER_TYPE", options.childBufferType().environmentValue());
     // ds21,ds12,hash (or what ServerOptions#gds leaves) and the stores' base paths, as 4.2.2
     // (docs/gds.md §1); hash named, so a 5.0 client picks it over shmem2 (docs/transport.md §9.3).
-    env.putAll(requireNonNull(core).gdsEnvironment());
+    // Hash alone for a rank registered under a user that cannot read the stores.
+    env.putAll(onProgressThread(c -> c.gdsEnvironment(proc)));
     env.put("PMIX_SERVER_TMPDIR", options.tmpdir().toString());
     env.put("PMIX_SYSTEM_TMPDIR", options.systemTmpdir().toString());
     env.put("PMIX_HOSTNAME", options.hostname());
     env.put("PMIX_VERSION", PMIX_VERSION);
     return Collections.unmodifiableMap(env);
+  }
+
+  /** Runs {@code f} on the progress thread (directly when already there) and waits for it. */
+  private <T> T onProgressThread(java.util.function.Function<ServerCore, T> f) {
+    EventLoop el = loop;
+    ServerCore c = core;
+    if (el == null || c == null || isShutdown()) {
+      throw new IllegalStateException("server not running");
+    }
+    if (el.inEventLoop()) {
+      return f.apply(c);
+    }
+    CompletableFuture<T> r = new CompletableFuture<>();
+    try {
+      el.execute(
+          () -> {
+            try {
+              r.complete(f.apply(c));
+            } catch (RuntimeException e) {
+              r.completeExceptionally(e);
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      throw new IllegalStateException("server not running", e);
+    }
+    // The progress thread may stop before it runs the task: then it never completes.
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return r.get(100, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+          if (isTerminated() && !r.isDone()) {
+            throw new IllegalStateException("server stopped", e);
+          }
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("server operation failed", e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   /**

@@ -12,6 +12,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
@@ -40,6 +41,7 @@ public final class ServerOptions {
   private final boolean systemSupport;
   private final boolean sessionSupport;
   private final List<String> sharedMemoryStores;
+  private final OptionalInt jobUser;
 
   private ServerOptions(Builder b) {
     this.serverNspace = b.serverNspace;
@@ -62,6 +64,7 @@ public final class ServerOptions {
     this.sessionSupport = b.sessionSupport;
     String gds = b.gds != null ? b.gds : System.getenv("PMIX_MCA_gds");
     this.sharedMemoryStores = dstoresOf(gds);
+    this.jobUser = b.jobUser;
   }
 
   /**
@@ -94,6 +97,14 @@ public final class ServerOptions {
    */
   public List<String> sharedMemoryStores() {
     return sharedMemoryStores;
+  }
+
+  /**
+   * The user whose processes read the shared-memory stores ({@link Builder#jobUser}); empty: this
+   * process's user.
+   */
+  public OptionalInt jobUser() {
+    return jobUser;
   }
 
   /** A builder with the defaults. */
@@ -271,6 +282,7 @@ public final class ServerOptions {
     private boolean systemSupport;
     private boolean sessionSupport;
     private @Nullable String gds;
+    private OptionalInt jobUser = OptionalInt.empty();
 
     private Builder() {}
 
@@ -451,6 +463,21 @@ public final class ServerOptions {
     @CanIgnoreReturnValue
     public Builder gds(String components) {
       this.gds = requireNonNull(components, "components");
+      return this;
+    }
+
+    /**
+     * The user whose jobs this server serves, as libpmix's {@code PMIX_USERID} given to {@code
+     * PMIx_server_init} (what a resource manager running as root for a user's job passes): the
+     * shared-memory stores (their directories and every file, modes 0700/0600) are made that
+     * user's, so its clients read them and no other user can. Changing the owner needs root; when
+     * it cannot be done the stores are not offered (hash only). Whatever the stores' user, a client
+     * the host registered under another uid is told to use hash ({@code setupFork}), since it
+     * could not read them. Default: this process's user.
+     */
+    @CanIgnoreReturnValue
+    public Builder jobUser(int uid) {
+      this.jobUser = OptionalInt.of(uid);
       return this;
     }
 

@@ -81,6 +81,10 @@ class DstoreServerIT {
   }
 
   private void register(String nspace, int n) {
+    register(nspace, n, Launched.myUid(), Launched.myGid());
+  }
+
+  private void register(String nspace, int n, int uid, int gid) {
     List<Info> infos =
         List.of(
             Info.of(Keys.JOB_SIZE, Value.uint32(n)),
@@ -90,18 +94,34 @@ class DstoreServerIT {
     for (int r = 0; r < n; r++) {
       assertEquals(
           Status.OPERATION_SUCCEEDED,
-          server.registerClient(Proc.of(nspace, r), Launched.myUid(), Launched.myGid()));
+          server.registerClient(Proc.of(nspace, r), uid, gid));
     }
   }
 
   private Launched launch(String nspace, int rank, String gds, String... args) throws IOException {
+    return launchAs(-1, nspace, rank, gds, args);
+  }
+
+  /** As {@link #launch}, run by {@code uid} (its own group) unless it is -1. */
+  private Launched launchAs(int uid, String nspace, int rank, String gds, String... args)
+      throws IOException {
     Map<String, String> env = new java.util.HashMap<>(server.setupFork(Proc.of(nspace, rank)));
     if (!gds.isEmpty()) {
       env.put("PMIX_MCA_gds", gds);
     }
-    Launched p = Launched.start(check, env, args);
+    Launched p =
+        uid < 0 ? Launched.start(check, env, args) : Launched.startAs(uid, uid, null, check, env, args);
     started.add(p);
     return p;
+  }
+
+  /** Tests that start processes under another uid need root (a failure under CI=true). */
+  private static void requireRoot() {
+    boolean root = Launched.myUid() == 0;
+    if (!root && CPrograms.interopRequired()) {
+      throw new AssertionError("CI=true: this test starts processes under another uid and needs root");
+    }
+    org.junit.jupiter.api.Assumptions.assumeTrue(root, "starting processes under another uid needs root");
   }
 
   private static String describe(Launched p) {
@@ -199,6 +219,70 @@ class DstoreServerIT {
       return filesNaming(ns);
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  private static final int NOBODY = 65534;
+
+  /**
+   * A root server for another user's job ({@link ServerOptions.Builder#jobUser}, libpmix's {@code
+   * PMIX_USERID}): the stores' directories and files are that user's (0700/0600), and its C
+   * clients, run as that user, read every peer from them (no GETNB) without a libpmix error.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"ds21", "ds12"})
+  void anotherUsersJobReadsStoresMadeItsOwn(String gds) throws Exception {
+    requireRoot();
+    start(ServerOptions.builder().jobUser(NOBODY));
+    String ns = "user-" + gds;
+    register(ns, 2, NOBODY, NOBODY);
+    List<Launched> ps = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      ps.add(launchAs(NOBODY, ns, r, gds + ",hash", FLOW));
+    }
+    for (Launched p : ps) {
+      assertEquals(0, p.await(WAIT), describe(p));
+      assertTrue(p.stdout().contains("STEP get-peers OK"), describe(p));
+      assertFalse(p.stderr().contains("PMIX ERROR"), describe(p));
+    }
+    assertEquals(0, getnbs(), server.requestCounts()::toString);
+    for (Path d : server.gdsDirectories()) {
+      assertEquals(NOBODY, Files.getAttribute(d, "unix:uid"), d.toString());
+      assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+          Files.getPosixFilePermissions(d)), d.toString());
+      try (Stream<Path> s = Files.list(d)) {
+        for (Path f : s.collect(Collectors.toList())) {
+          assertEquals(NOBODY, Files.getAttribute(f, "unix:uid"), f.toString());
+          assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+              Files.getPosixFilePermissions(f)), f.toString());
+        }
+      }
+    }
+  }
+
+  /**
+   * A rank the host registered under a user that cannot read the stores (the server's own files,
+   * mode 0600) is told hash: its C client runs through the socket without libpmix's attach
+   * errors (given the stores' paths, 4.2.2 logs a PMIX ERROR for each module and falls back).
+   */
+  @Test
+  void aRankOfAnotherUserIsToldHash() throws Exception {
+    requireRoot();
+    start(ServerOptions.builder());
+    register("own", 1);
+    register("theirs", 2, NOBODY, NOBODY);
+    assertEquals("ds21,ds12,hash", server.setupFork(Proc.of("own", 0)).get("PMIX_GDS_MODULE"));
+    Map<String, String> env = server.setupFork(Proc.of("theirs", 0));
+    assertEquals("hash", env.get("PMIX_GDS_MODULE"), env::toString);
+    assertFalse(env.containsKey("PMIX_DSTORE_21_BASE_PATH"), env::toString);
+    List<Launched> ps = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      ps.add(launchAs(NOBODY, "theirs", r, "", FLOW));
+    }
+    for (Launched p : ps) {
+      assertEquals(0, p.await(WAIT), describe(p));
+      assertTrue(p.stdout().contains("STEP get-peers OK"), describe(p));
+      assertFalse(p.stderr().contains("PMIX ERROR"), describe(p));
     }
   }
 

@@ -350,6 +350,20 @@ public final class ServerCore {
     return stores.environment();
   }
 
+  /**
+   * What {@code setupFork} exports for {@code proc}'s stores: those of {@link #gdsEnvironment},
+   * or hash alone when the host registered {@code proc} under a user that cannot read them.
+   * Progress thread.
+   */
+  public Map<String, String> gdsEnvironment(Proc proc) {
+    Namespace ns = registry.namespace(proc.nspace());
+    RankInfo info = ns == null ? null : ns.rank(proc.rank());
+    if (info == null || !info.hostRegistered()) {
+      return stores.environment();
+    }
+    return stores.environmentFor(info.uid());
+  }
+
   /** The shared-memory store directories, best first (for tests and state reports). Any thread. */
   public List<java.nio.file.Path> gdsDirectories() {
     return stores.directories();

@@ -27,6 +27,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -64,6 +65,8 @@ public final class DstoreWriter implements AutoCloseable {
   private final Path dir;
   private final WireFormat format;
   private final Duration lockTimeout;
+  /** The uid the directory and every file are given (the readers' user), if not this process's. */
+  private final OptionalInt owner;
   private final DstoreFormat records;
   private final long initialSize;
   private final long metaSize;
@@ -108,11 +111,13 @@ public final class DstoreWriter implements AutoCloseable {
   private record Rec(long at, long dataAt, byte[] data) {}
 
   private DstoreWriter(
-      GdsKind kind, Path dir, WireFormat format, Duration lockTimeout, Map<String, String> env) {
+      GdsKind kind, Path dir, WireFormat format, Duration lockTimeout, Map<String, String> env,
+      OptionalInt owner) {
     this.kind = kind;
     this.dir = dir;
     this.format = format;
     this.lockTimeout = lockTimeout;
+    this.owner = owner;
     this.records = kind == GdsKind.DS21 ? DstoreFormat.DS21 : DstoreFormat.DS12;
     // libpmix reads these in every process: a server and its clients must agree.
     this.initialSize = size(env, "INITIAL_SEG_SIZE", DEFAULT_INITIAL_SIZE);
@@ -145,10 +150,25 @@ public final class DstoreWriter implements AutoCloseable {
    */
   public static DstoreWriter create(
       GdsKind kind, Path dir, WireFormat format, Duration lockTimeout, Map<String, String> env) {
+    return create(kind, dir, format, lockTimeout, env, OptionalInt.empty());
+  }
+
+  /**
+   * Creates the store as {@link #create(GdsKind, Path, WireFormat, Duration, Map)}, with the
+   * directory and every file it ever makes owned by the uid {@code owner} (as libpmix does with
+   * {@code PMIX_USERID}: a server running as root for another user's job); same modes, so only
+   * that user (and root) can read them. Changing the owner needs the privilege to do so.
+   *
+   * @throws PmixException {@code PMIX_ERR_NO_PERMISSIONS} if the owner cannot be changed
+   */
+  public static DstoreWriter create(
+      GdsKind kind, Path dir, WireFormat format, Duration lockTimeout, Map<String, String> env,
+      OptionalInt owner) {
     if (!kind.isDstore()) {
       throw new IllegalArgumentException(kind + " is not a shared-memory store");
     }
     requireNonNull(dir, "dir");
+    requireNonNull(owner, "owner");
     try {
       Files.createDirectory(dir);
       Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
@@ -157,13 +177,34 @@ public final class DstoreWriter implements AutoCloseable {
           Status.ERR_NOT_AVAILABLE, "cannot create the store directory " + dir + ": " + e, e);
     }
     try {
+      chown(dir, owner);
       return new DstoreWriter(
           kind, dir, requireNonNull(format, "format"), requireNonNull(lockTimeout, "lockTimeout"),
-          env);
+          env, owner);
     } catch (RuntimeException e) {
       deleteTree(dir);
       throw e;
     }
+  }
+
+  /** Gives {@code p} to {@code owner} (the group stays), if one is set. */
+  private static void chown(Path p, OptionalInt owner) {
+    if (owner.isEmpty()) {
+      return;
+    }
+    try {
+      Files.setAttribute(p, "unix:uid", owner.getAsInt());
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      throw new PmixException(
+          Status.ERR_NO_PERMISSIONS,
+          "cannot give " + p + " to uid " + Integer.toUnsignedString(owner.getAsInt()) + ": " + e,
+          e);
+    }
+  }
+
+  /** The uid the store's files belong to, if not this process's. */
+  public OptionalInt owner() {
+    return owner;
   }
 
   private static long size(Map<String, String> env, String name, long dflt) {
@@ -552,7 +593,11 @@ public final class DstoreWriter implements AutoCloseable {
       ch.truncate(0);
       ch.write(java.nio.ByteBuffer.allocate(1), size - 1);
       MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
+      chown(p, owner);
       return new Segment(name, m);
+    } catch (PmixException e) {
+      deleteQuietly(p);
+      throw e;
     } catch (IOException e) {
       deleteQuietly(p);
       throw new PmixException(

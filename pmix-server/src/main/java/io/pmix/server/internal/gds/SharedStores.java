@@ -11,6 +11,7 @@ import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.gds.DstoreWriter;
 import io.pmix.common.internal.gds.GdsKind;
 import io.pmix.server.ServerOptions;
+import io.pmix.server.internal.Rendezvous;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 
 /**
  * The libpmix 4.2.2 shared-memory stores (ds21, ds12) this server writes for its clients
@@ -52,15 +54,21 @@ public final class SharedStores implements AutoCloseable {
   private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(5);
 
   private final List<DstoreWriter> writers;
+  /** The uid whose processes can read the stores (their owner). */
+  private final int readerUid;
   private final Map<String, String> environment;
+  /** What a client that cannot read the stores is told. */
+  private final Map<String, String> hashOnly;
   /** The job data last written per namespace (identity: a re-registration builds a new one). */
   private final Map<String, Object> jobDataWritten = new HashMap<>();
 
   /** The tmpdir levels this object created (outermost first), removed at close when empty. */
   private final List<Path> createdDirs;
 
-  private SharedStores(List<DstoreWriter> writers, List<Path> createdDirs) {
+  private SharedStores(List<DstoreWriter> writers, List<Path> createdDirs, int readerUid) {
     this.writers = writers;
+    this.readerUid = readerUid;
+    this.hashOnly = Map.of("PMIX_GDS_MODULE", GdsKind.HASH.libpmixName());
     this.createdDirs = new ArrayList<>(createdDirs);
     Map<String, String> env = new LinkedHashMap<>();
     List<String> names = new ArrayList<>();
@@ -81,13 +89,17 @@ public final class SharedStores implements AutoCloseable {
 
   /**
    * The stores {@code options} asks for ({@link ServerOptions#sharedMemoryStores}), in the
-   * session tmpdir. A store that cannot be made (no native locks, no room) is logged and not
-   * offered: its clients take the next module.
+   * session tmpdir, owned by {@link ServerOptions#jobUser} if it is set and not this process's
+   * user. A store that cannot be made (no native locks, no room, an owner that cannot be set) is
+   * logged and not offered: its clients take the next module.
    */
   public static SharedStores open(ServerOptions options) {
     requireNonNull(options, "options");
+    int me = Rendezvous.effectiveIds()[0];
+    int readerUid = options.jobUser().orElse(me);
+    OptionalInt owner = readerUid == me ? OptionalInt.empty() : OptionalInt.of(readerUid);
     if (options.sharedMemoryStores().isEmpty()) {
-      return new SharedStores(List.of(), List.of());
+      return new SharedStores(List.of(), List.of(), readerUid);
     }
     Path base = options.tmpdir();
     long pid = ProcessHandle.current().pid();
@@ -116,12 +128,12 @@ public final class SharedStores implements AutoCloseable {
       GdsKind kind = name.equals("ds21") ? GdsKind.DS21 : GdsKind.DS12;
       try {
         ws.add(DstoreWriter.create(kind, freeDirectory(base, name, pid), format, LOCK_TIMEOUT,
-            System.getenv()));
+            System.getenv(), owner));
       } catch (PmixException | LinkageError e) {
         LOG.log(Level.WARNING, "gds " + name + " is not offered: " + e.getMessage(), e);
       }
     }
-    return new SharedStores(List.copyOf(ws), created);
+    return new SharedStores(List.copyOf(ws), created, readerUid);
   }
 
   /**
@@ -142,6 +154,16 @@ public final class SharedStores implements AutoCloseable {
    */
   public Map<String, String> environment() {
     return environment;
+  }
+
+  /**
+   * What {@code setupFork} exports for a process of user {@code uid}: {@link #environment}, or
+   * {@code PMIX_GDS_MODULE=hash} alone when that user cannot read the stores (files of another
+   * user, mode 0600): a libpmix client pointed at them would log errors and fall back anyway.
+   * Thread-safe.
+   */
+  public Map<String, String> environmentFor(int uid) {
+    return uid == readerUid || uid == 0 ? environment : hashOnly;
   }
 
   /** Whether a client announcing {@code module} in its handshake is served. Thread-safe. */
