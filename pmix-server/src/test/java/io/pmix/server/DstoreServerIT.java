@@ -115,14 +115,6 @@ class DstoreServerIT {
     return p;
   }
 
-  /** Tests that start processes under another uid need root (a failure under CI=true). */
-  private static void requireRoot() {
-    boolean root = Launched.myUid() == 0;
-    if (!root && CPrograms.interopRequired()) {
-      throw new AssertionError("CI=true: this test starts processes under another uid and needs root");
-    }
-    org.junit.jupiter.api.Assumptions.assumeTrue(root, "starting processes under another uid needs root");
-  }
 
   private static String describe(Launched p) {
     try {
@@ -232,7 +224,7 @@ class DstoreServerIT {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"ds21", "ds12"})
   void anotherUsersJobReadsStoresMadeItsOwn(String gds) throws Exception {
-    requireRoot();
+    Launched.requireRoot();
     start(ServerOptions.builder().jobUser(NOBODY));
     String ns = "user-" + gds;
     register(ns, 2, NOBODY, NOBODY);
@@ -267,7 +259,7 @@ class DstoreServerIT {
    */
   @Test
   void aRankOfAnotherUserIsToldHash() throws Exception {
-    requireRoot();
+    Launched.requireRoot();
     start(ServerOptions.builder());
     register("own", 1);
     register("theirs", 2, NOBODY, NOBODY);

@@ -2,7 +2,6 @@ package io.pmix.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
@@ -100,12 +99,7 @@ class IdentityIT {
 
   @BeforeAll
   static void compile() throws IOException {
-    boolean root = Launched.myUid() == 0;
-    if (!root && CPrograms.interopRequired()) {
-      throw new AssertionError(
-          "CI=true: this test starts processes under another uid and needs root");
-    }
-    assumeTrue(root, "starting processes under another uid needs root");
+    Launched.requireRoot();
     client = CPrograms.compile("src/test/c/server_it_client.c");
     tool = CPrograms.compile("src/test/c/tool_query.c");
     forge = CPrograms.compile("src/test/c/forge_root_ids.c", "-shared", "-fPIC");

@@ -35,6 +35,21 @@ final class Launched {
     }
   }
 
+  /**
+   * Skips the calling test unless this process is root (it starts processes under other uids),
+   * and fails it instead where interop is required (CI=true), where a skip would hide that it
+   * never ran.
+   */
+  static void requireRoot() {
+    boolean root = myUid() == 0;
+    if (!root && io.pmix.common.testing.CPrograms.interopRequired()) {
+      throw new AssertionError(
+          "CI=true: this test starts processes under another uid and needs root");
+    }
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        root, "starting processes under another uid needs root");
+  }
+
   /** The gid of this process. */
   static int myGid() {
     try {
