@@ -121,11 +121,12 @@ pmixrun_cds() {
     [ -t 2 ] && echo "pmixrun: making a class-data sharing archive for faster starts (once per build)" >&2
     # A job of its own, outside any PMIx environment this pmixrun was started in.
     if env $(compgen -e | grep '^PMIX_' | sed 's/^/-u /') \
-        "$java_cmd" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto \
+        "$java_cmd" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -XX:-UsePerfData \
         "-XX:ArchiveClassesAtExit=$archive.$$" -Xlog:cds=off -Xlog:cds+dynamic=off \
         "-Djava.io.tmpdir=${PMIX_SERVER_TMPDIR:-${TMPDIR:-/tmp}}" \
         -cp "$cp" io.pmix.testkit.PmixRun -n 2 --timeout 60 -- \
-        "$java_cmd" -XX:TieredStopAtLevel=1 -cp "$cp" io.pmix.testkit.demo.JavaDemoClient \
+        "$java_cmd" -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp "$cp" \
+        io.pmix.testkit.demo.JavaDemoClient \
         > /dev/null 2>&1 && [ -s "$archive.$$" ]; then
       # Archives of other keys stay: another class path (bench-server's copy) may still use one.
       mv -f "$archive.$$" "$archive"

@@ -62,7 +62,9 @@ class DistributionIT {
     Files.createDirectories(pathDir);
     Files.createSymbolicLink(
         pathDir.resolve("java"), Path.of(System.getProperty("java.home"), "bin", "java"));
-    for (String cmd : List.of("bash", "sh", "env", "dirname", "cat", "ldd", "sed", "uname")) {
+    // pmixrun's class-data sharing archive (bin/lib/testkit.sh) needs a few coreutils more.
+    for (String cmd : List.of("bash", "sh", "env", "dirname", "cat", "ldd", "sed", "uname",
+        "mkdir", "readlink", "stat", "sha256sum", "cut", "grep", "mv", "rm")) {
       Path real = which(cmd);
       if (real != null) {
         Files.createSymbolicLink(pathDir.resolve(cmd), real);
@@ -75,6 +77,17 @@ class DistributionIT {
     Path home = Files.createTempDirectory(work, "home-root-", rwxrxrx());
     Files.createDirectories(home.resolve("tmp"));
     jobs(home, false);
+    // The first run made pmixrun's class-data sharing archive in the distribution's cds/.
+    assertTrue(hasArchive(dist.resolve("cds")), "no archive in " + dist.resolve("cds"));
+  }
+
+  private static boolean hasArchive(Path dir) throws java.io.IOException {
+    if (!Files.isDirectory(dir)) {
+      return false;
+    }
+    try (java.util.stream.Stream<Path> s = Files.list(dir)) {
+      return s.anyMatch(p -> p.getFileName().toString().matches("pmixrun-[0-9a-f]{16}\\.jsa"));
+    }
   }
 
   @Test
@@ -94,6 +107,9 @@ class DistributionIT {
       Files.setAttribute(p, "unix:gid", NOBODY);
     }
     jobs(home, true);
+    // The distribution's cds/ is root's: nobody's archive is in its own cache.
+    Path cache = home.resolve(".cache/pmix-java/cds");
+    assertTrue(hasArchive(cache), "no archive in " + cache);
   }
 
   /** A C job and a Java job, each of 2 ranks, in {@code home}, as root or as nobody. */
@@ -111,8 +127,8 @@ class DistributionIT {
     }
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     List<String> j =
-        List.of(pmixrun, "-n", "2", "--", java, "-cp", dist.resolve("lib") + "/*",
-            "io.pmix.testkit.demo.JavaDemoClient");
+        List.of(pmixrun, "-n", "2", "--", java, "-XX:-UsePerfData", "-cp",
+            dist.resolve("lib") + "/*", "io.pmix.testkit.demo.JavaDemoClient");
     String jout = run(user(j, asNobody), home, env(home), 120);
     assertEquals(2, count(jout, "STEP init OK lang=java"), jout);
     assertEquals(2, count(jout, "STEP finalize OK"), jout);
@@ -126,8 +142,9 @@ class DistributionIT {
         "PATH", pathDir.toString(),
         "TMPDIR", home.resolve("tmp").toString(),
         // This machine's /tmp is not writable by everyone (a normal /tmp is): the JVM's
-        // temporary files go where the user may write.
-        "PMIXRUN_JAVA_OPTS", "-Djava.io.tmpdir=" + home.resolve("tmp"));
+        // temporary files go where the user may write. No perf data: the JVM would leave
+        // /tmp/hsperfdata_<user> behind, whatever java.io.tmpdir says.
+        "PMIXRUN_JAVA_OPTS", "-XX:-UsePerfData -Djava.io.tmpdir=" + home.resolve("tmp"));
   }
 
   private static List<String> user(List<String> cmd, boolean asNobody) {
