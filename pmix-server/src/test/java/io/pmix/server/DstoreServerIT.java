@@ -1,5 +1,6 @@
 package io.pmix.server;
 
+import static io.pmix.server.Launched.describe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -115,14 +116,6 @@ class DstoreServerIT {
     return p;
   }
 
-
-  private static String describe(Launched p) {
-    try {
-      return "stdout:\n" + p.stdout() + "\nstderr:\n" + p.stderr();
-    } catch (IOException e) {
-      return e.toString();
-    }
-  }
 
   private List<String> filesNaming(String nspace) throws IOException {
     List<String> out = new ArrayList<>();

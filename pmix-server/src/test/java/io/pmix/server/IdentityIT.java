@@ -1,5 +1,6 @@
 package io.pmix.server;
 
+import static io.pmix.server.Launched.describe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -156,14 +157,6 @@ class IdentityIT {
     Map<String, String> env = new HashMap<>(server.setupFork(Proc.of(nspace, 0)));
     env.put("PMIX_MCA_gds", "hash");
     return env;
-  }
-
-  private static String describe(Launched p) {
-    try {
-      return "stdout:\n" + p.stdout() + "\nstderr:\n" + p.stderr();
-    } catch (Exception e) {
-      return e.toString();
-    }
   }
 
   private record Result(int exit, String output) {}

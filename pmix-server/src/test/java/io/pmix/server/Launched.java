@@ -107,6 +107,15 @@ final class Launched {
     return process.exitValue();
   }
 
+  /** What {@code p} printed, both streams, for assertion messages. */
+  static String describe(Launched p) {
+    try {
+      return "stdout:\n" + p.stdout() + "\nstderr:\n" + p.stderr();
+    } catch (IOException e) {
+      return e.toString();
+    }
+  }
+
   String stdout() throws IOException {
     return Files.readString(out, StandardCharsets.UTF_8);
   }

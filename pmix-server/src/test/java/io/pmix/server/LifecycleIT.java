@@ -1,5 +1,6 @@
 package io.pmix.server;
 
+import static io.pmix.server.Launched.describe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -136,14 +137,6 @@ class LifecycleIT {
       ps.add(launch(exe, nspace, r, args));
     }
     return ps;
-  }
-
-  private static String describe(Launched p) {
-    try {
-      return "stdout:\n" + p.stdout() + "\nstderr:\n" + p.stderr();
-    } catch (Exception e) {
-      return e.toString();
-    }
   }
 
   private static void assertExit(int expected, Launched p) throws Exception {

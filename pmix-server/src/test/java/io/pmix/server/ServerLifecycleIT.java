@@ -1,5 +1,6 @@
 package io.pmix.server;
 
+import static io.pmix.server.Launched.describe;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -83,14 +84,6 @@ class ServerLifecycleIT {
         Info.of(Keys.JOB_SIZE, Value.uint32(n)),
         Info.of(Keys.UNIV_SIZE, Value.uint32(n)),
         Info.of(Keys.JOBID, Value.of(nspace)));
-  }
-
-  private static String describe(Launched p) {
-    try {
-      return "stdout:\n" + p.stdout() + "\nstderr:\n" + p.stderr();
-    } catch (Exception e) {
-      return e.toString();
-    }
   }
 
   @Test
