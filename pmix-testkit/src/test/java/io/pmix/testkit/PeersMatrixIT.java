@@ -78,12 +78,20 @@ class PeersMatrixIT {
         assertPassed(p, all, "rank1: read2 (REFRESH + IMMEDIATE) -> rc=0 val=B (expect 'B')", 1);
       }
       case "simpqual" -> {
-        // EXPECTED FAILURE (#16): two pmix.qual.val values of one key collapse into one in the
-        // server's per-proc store; the first qualified value is lost.
-        assertEquals(0, p.exit(), p::describe);
-        assertEquals(N, count(all, "UNABLE TO GET QUALIFIED VALUE WITH CORRECT QUAL:"
-            + " PMIX_ERR_NOT_FOUND"), p::describe);
-        assertEquals(N, count(all, FINALIZED), p::describe);
+        // Two pmix.qual.val values of one key with different qualifiers both stay in the
+        // server's store, beside the key's unqualified value (#16): each rank reads all three
+        // of its peer's, and not one with a wrong qualifier.
+        assertPassed(p, all, FINALIZED, N);
+        for (String ok : List.of("Returned my own correct value w/o quals",
+            "Returned correct value w/o quals", "GOT CORRECT QUALIFIED VALUE WITH CORRECT QUAL",
+            "GOT CORRECT SECOND QUALIFIED VALUE WITH CORRECT QUAL",
+            "DID NOT GET QUALIFIED VALUE WITH INCORRECT QUAL")) {
+          assertEquals(N, count(all, ok), () -> ok + "\n" + p.describe());
+        }
+        for (String bad : List.of("UNABLE", "GOT INCORRECT", "incorrect value",
+            "GOT QUALIFIED VALUE WITH INCORRECT QUAL")) {
+          assertFalse(all.contains(bad), () -> bad + "\n" + p.describe());
+        }
       }
       case "legacy" -> {
         // EXPECTED FAILURE (#16), racy: a Get with rank UNDEF is answered NOT_FOUND at once when

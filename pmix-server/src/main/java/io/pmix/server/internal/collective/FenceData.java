@@ -60,7 +60,7 @@ final class FenceData {
         try {
           PmixWriter rw = new PmixWriter(rb, WireFormat.DEFAULT);
           rw.packRank(relativeRank(t, p));
-          d.remote().forEach((k, v) -> rw.pack(new Value.KVal(k, v)));
+          d.remote().forEach((k, v) -> rw.pack(new Value.KVal(ProcData.wireKey(k), v)));
           w.pack(Value.of(ByteBufUtil.getBytes(rb)));
         } finally {
           rb.release();

@@ -12,6 +12,7 @@ import io.pmix.common.internal.gds.DstoreWriter;
 import io.pmix.common.internal.gds.GdsKind;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.internal.Rendezvous;
+import io.pmix.server.internal.modex.ProcData;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -228,7 +229,16 @@ public final class SharedStores implements AutoCloseable {
    * Values of {@code rank} readable on this node (a commit's LOCAL and GLOBAL keys; data the host
    * delivered for another node's process), appended to its records in every store.
    */
-  public void store(String nspace, int rank, Map<String, Value> values) {
+  public void store(String nspace, int rank, Map<String, Value> given) {
+    // PMIx 5+ qualified values stay with the server (4.2.2's dstore layouts have no qualifiers):
+    // such entries are served by the server only.
+    Map<String, Value> values = new LinkedHashMap<>();
+    given.forEach(
+        (k, v) -> {
+          if (ProcData.wireKey(k).equals(k)) {
+            values.put(k, v);
+          }
+        });
     if (values.isEmpty()) {
       return;
     }

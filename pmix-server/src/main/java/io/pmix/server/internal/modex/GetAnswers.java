@@ -107,7 +107,7 @@ final class GetAnswers {
     for (Map.Entry<Integer, ProcData> e : ns.data().byRank().entrySet()) {
       boolean local = ns.hasRank(e.getKey());
       Map<String, Value> values = e.getValue().scope(local);
-      if (g.key != null && !values.containsKey(g.key)) {
+      if (g.key != null && !ProcData.holds(values, g.key)) {
         continue;
       }
       blobs.add(blob(c.peer(), Proc.of(ns.name(), e.getKey()), values));
@@ -152,7 +152,7 @@ final class GetAnswers {
     byte[] bytes;
     try {
       PmixWriter w = new PmixWriter(b, WireFormat.DEFAULT);
-      values.forEach((k, v) -> w.pack(new Value.KVal(k, v)));
+      values.forEach((k, v) -> w.pack(new Value.KVal(ProcData.wireKey(k), v)));
       bytes = ByteBufUtil.getBytes(b);
     } catch (RuntimeException e) {
       to.result().completeExceptionally(
@@ -170,7 +170,7 @@ final class GetAnswers {
     try {
       PmixWriter w = new PmixWriter(b, peer.format());
       w.packProc(p);
-      values.forEach((k, v) -> w.pack(new Value.KVal(k, v)));
+      values.forEach((k, v) -> w.pack(new Value.KVal(ProcData.wireKey(k), v)));
       return ByteBufUtil.getBytes(b);
     } finally {
       b.release();

@@ -143,7 +143,7 @@ public final class Modex {
     if (foreign) {
       if (key != null && ns != null) {
         ProcData d = ns.data().proc(rank);
-        if (!refresh && d != null && d.remote().containsKey(key)) {
+        if (!refresh && d != null && ProcData.holds(d.remote(), key)) {
           answers.satisfy(g, false);
           return;
         }
@@ -190,13 +190,13 @@ public final class Modex {
       boolean inScope =
           d != null
               && (scope == Scope.GLOBAL
-                  ? d.local().containsKey(key) || d.remote().containsKey(key)
-                  : d.scope(useLocal).containsKey(key));
+                  ? ProcData.holds(d.local(), key) || ProcData.holds(d.remote(), key)
+                  : ProcData.holds(d.scope(useLocal), key));
       if (inScope) {
         answers.satisfy(g, local);
         return;
       }
-      if (d != null && d.scope(!useLocal).containsKey(key) && scope != Scope.GLOBAL) {
+      if (d != null && ProcData.holds(d.scope(!useLocal), key) && scope != Scope.GLOBAL) {
         Replies.status(peer, tag, Status.ERR_NOT_FOUND);
         return;
       }
@@ -234,7 +234,7 @@ public final class Modex {
       return;
     }
     List<Value.KVal> kvs = new ArrayList<>();
-    d.remote().forEach((k, v) -> kvs.add(new Value.KVal(k, v)));
+    d.remote().forEach((k, v) -> kvs.add(new Value.KVal(ProcData.wireKey(k), v)));
     Replies.send(
         peer,
         tag,
