@@ -100,6 +100,16 @@ final class GetAnswers {
                 Status.SUCCESS, List.of(blob(c.peer(), Proc.wildcard(ns.name()), values))));
   }
 
+  /** Whether some rank of {@code ns} holds {@code key} in the scope natural for it. */
+  boolean anyRankHas(Namespace ns, String key) {
+    for (Map.Entry<Integer, ProcData> e : ns.data().byRank().entrySet()) {
+      if (ProcData.holds(e.getValue().scope(ns.hasRank(e.getKey())), key)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Rank UNDEF: every rank's data in the scope natural for it. */
   void answerAllRanks(PendingGet g, Namespace ns) {
     PendingGet.ToClient c = g.client();

@@ -101,6 +101,7 @@ public final class Modex {
     d.markCommitted();
     Replies.status(peer, tag, Status.SUCCESS);
     pending.resolve(peer.proc(), true);
+    pending.resolveAnyRank(peer.ns());
   }
 
   /**
@@ -162,7 +163,12 @@ public final class Modex {
     boolean local;
     JobData jd = ns.jobData(hostname);
     if (rank == Proc.RANK_UNDEF) {
-      answers.answerAllRanks(g, ns);
+      // 5.x+ servers hold a get of a key no rank has yet until some rank commits it.
+      if (key == null || answers.anyRankHas(ns, key) || immediate) {
+        answers.answerAllRanks(g, ns);
+      } else {
+        pending.park(g, timeout > 0 ? timeout : DEFAULT_LOCAL_GET_TIMEOUT_SECONDS);
+      }
       return;
     }
     RankInfo ri = ns.rank(rank);

@@ -92,6 +92,29 @@ final class PendingGets {
   }
 
   /**
+   * A process of {@code ns} committed: GETs of a key with rank UNDEF (parked under the
+   * namespace's UNDEF proc) that some rank now holds are answered; the others wait on.
+   */
+  void resolveAnyRank(Namespace ns) {
+    Proc any = Proc.of(ns.name(), Proc.RANK_UNDEF);
+    List<PendingGet> waiting = localWaits.get(any);
+    if (waiting == null) {
+      return;
+    }
+    for (java.util.Iterator<PendingGet> it = waiting.iterator(); it.hasNext(); ) {
+      PendingGet g = it.next();
+      if (g.key == null || answers.anyRankHas(ns, g.key)) {
+        it.remove();
+        g.cancelTimer();
+        answers.answerAllRanks(g, ns);
+      }
+    }
+    if (waiting.isEmpty()) {
+      localWaits.remove(any);
+    }
+  }
+
+  /**
    * Asks the host's {@code directModex} for the target (with {@code pmix.req.key} when a key was
    * asked), unless an upcall for it already runs; its answer is stored and answers every request
    * that waited for it.
