@@ -39,7 +39,9 @@ TRIGGER = {"init": None, "fence": "STEP commit OK", "get": "STEP fence-collect O
 
 def steps(ct):
     return ["--timeout", str(ct), "--init", "--put", "--commit", "--sleep", "300",
-            "--fence-collect", "--get-peers", "--sleep", "300", "--finalize"]
+            "--fence-collect", "--get-peers", "--sleep", "300", "--finalize",
+            # alive a little after finalize, so that a late kill still lands
+            "--sleep", "200"]
 
 
 def read(path):
@@ -86,8 +88,8 @@ def run_trial(a, server, trial, phase, victims, delays):
             trig = TRIGGER[phase]
             if v not in armed:
                 if trig is None or trig in read(os.path.join(d, f"out.{v}")):
-                    # "any": anywhere within the run (about 1 s long)
-                    armed[v] = now + (dl * 4 if phase == "any" else dl if trig is None else dl)
+                    # "any": anywhere in the rank's first 0.75 s (it lives >= 0.8 s)
+                    armed[v] = now + (dl * 3 if phase == "any" else dl)
                 continue
             if now >= armed[v]:
                 try:
