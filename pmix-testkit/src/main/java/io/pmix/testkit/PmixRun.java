@@ -192,10 +192,16 @@ public final class PmixRun {
       Messages reporter = new Messages(err, o.timeout(), null);
       // A client that dies without PMIx_Finalize ends its job, as under mpirun/prterun: the
       // survivors are told (PMIX_ERR_PROC_ABORTED from the dead rank, which simpdie's ranks wait
-      // for), get DEATH_GRACE to finalize and exit, and then are killed.
+      // for), get DEATH_GRACE to finalize and exit, and then are killed. A rank that fails before
+      // it connected does too (mpirun ends the job on any non-zero exit): the server never saw it,
+      // so it is deregistered first, or the survivors' fences would wait for it until their own
+      // timeouts; they return the lost-participant status instead.
       reporter.onDeath(
           e -> {
             Proc dead = Proc.of(e.nspace(), e.rank());
+            if (!e.connected()) {
+              Status unusedGone = srv.deregisterClient(dead);
+            }
             Status unused =
                 srv.notifyEvent(
                     Status.ERR_PROC_ABORTED,
@@ -206,7 +212,12 @@ public final class PmixRun {
             if (l != null) {
               int status = (e.code() & 0xff) != 0 ? e.code() : 1;
               l.stopAfter(
-                  "rank " + e.rank() + " died without PMIx_Finalize", status, DEATH_GRACE);
+                  "rank " + e.rank() + (e.connected()
+                      ? " died without PMIx_Finalize"
+                      : " exited with status " + JobResult.describeExit(e.code())
+                          + " before it connected"),
+                  status,
+                  DEATH_GRACE);
             }
           });
       // A spawned process that fails ends every job, as mpirun's does: its parent would
@@ -413,7 +424,10 @@ public final class PmixRun {
       this.onFailure = onFailure;
     }
 
-    /** {@code f} is told of each connected client that ends without PMIx_Finalize. */
+    /**
+     * {@code f} is told of each process that dies unless the launcher killed it: a connected
+     * client that ends without PMIx_Finalize, and one that exits non-zero before it connected.
+     */
     void onDeath(Consumer<Launch.Exit> f) {
       onDeath = f;
     }
@@ -428,7 +442,8 @@ public final class PmixRun {
         onFailure.accept(e);
       }
       Consumer<Launch.Exit> d = onDeath;
-      if (d != null && !e.killedByLauncher() && e.connected() && !e.finalized()) {
+      if (d != null && !e.killedByLauncher() && !e.finalized()
+          && (e.connected() || e.code() != 0)) {
         d.accept(e);
       }
     }

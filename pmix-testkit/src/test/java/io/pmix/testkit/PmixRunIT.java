@@ -172,6 +172,31 @@ class PmixRunIT {
   }
 
   @Test
+  void aRankThatFailsBeforeItConnectsDoesNotLeaveTheFenceWaiting() {
+    // Rank 2 exits 3 before PMIx_Init: the server never saw it, yet the fence of ranks 0 and 1
+    // names it. The launcher deregisters it, as a host must, so the fence ends among the
+    // survivors (as 4.2.2 counts it, OK, or PARTIAL_SUCCESS when the fence had begun) instead
+    // of waiting until --timeout; the job then fails with the rank's status.
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "2", "--timeout", "60", "--report-state", "state.json",
+            "--", client, "--init", "--fence", "--finalize", ":", "-n", "1", "sh", "-c",
+            "exit 3");
+    assertEquals(3, p.exit(), p::describe);
+    assertTrue(p.stderr().contains("rank 2 (pid "), p::describe);
+    assertTrue(p.stderr().contains("exited with status 3"), p::describe);
+    assertFalse(p.stderr().contains("timeout"), p::describe);
+    long fenced =
+        p.stdout().lines()
+            .filter(l -> l.startsWith("STEP fence OK")
+                || l.startsWith("STEP fence FAIL PMIX_ERR_PARTIAL_SUCCESS(-52)"))
+            .count();
+    assertEquals(2, fenced, p::describe);
+    assertTrue(p.elapsed().compareTo(Duration.ofSeconds(30)) < 0, p::describe);
+    JsonNode job = p.report("state.json").path("job");
+    assertEquals(3, job.path("exitCodes").get(2).asInt(), job::toPrettyString);
+  }
+
+  @Test
   void timeoutKillsEverything() {
     PmixRunProcess p =
         PmixRunProcess.run(LIMIT, "-n", "3", "--timeout", "2", "--report-state", "state.json",
