@@ -311,7 +311,8 @@ public final class PMIxServer implements AutoCloseable {
       throw new IllegalArgumentException("nlocalprocs < 0: " + nlocalprocs);
     }
     Proc unusedCheck = Proc.of(nspace, 0); // validates the name
-    return submit(c -> c.registerNspace(nspace, nlocalprocs, copy));
+    // Done once its shared-memory lock segment exists: the host forks the clients next.
+    return submitAndWrite(c -> c.registerNspace(nspace, nlocalprocs, copy));
   }
 
   /**
@@ -364,7 +365,7 @@ public final class PMIxServer implements AutoCloseable {
    */
   public Status deregisterNspace(String nspace) {
     requireNonNull(nspace, "nspace");
-    return blocking(submit(c -> c.deregisterNspace(nspace)));
+    return blocking(submitAndWrite(c -> c.deregisterNspace(nspace)));
   }
 
   /**
@@ -687,8 +688,10 @@ public final class PMIxServer implements AutoCloseable {
               List<ChannelFuture> closes = c.shutdown(Status.ERR_LOST_CONNECTION);
               // Connections that never completed a handshake are not peers: close them too.
               ChannelGroupFuture rest = all.close();
-              CompletableFuture<?>[] waits = new CompletableFuture<?>[closes.size() + 2];
+              CompletableFuture<?>[] waits = new CompletableFuture<?>[closes.size() + 3];
               waits[0] = toCompletable(lf);
+              // The progress thread outlives the store writes: their ends are reported to it.
+              waits[closes.size() + 2] = c.storesClosed();
               CompletableFuture<Void> restDone = new CompletableFuture<>();
               rest.addListener(x -> restDone.complete(null));
               waits[1] = restDone;
@@ -768,7 +771,19 @@ public final class PMIxServer implements AutoCloseable {
   }
 
   /** Hands {@code call} to the progress thread; the stage completes there. */
+  /**
+   * As {@link #submit}, and a success completes only once the shared-memory store writes it made
+   * have ended (on the stores' own thread).
+   */
+  private CompletionStage<Status> submitAndWrite(CoreCall call) {
+    return submit(call, true);
+  }
+
   private CompletionStage<Status> submit(CoreCall call) {
+    return submit(call, false);
+  }
+
+  private CompletionStage<Status> submit(CoreCall call, boolean afterWrites) {
     State s;
     synchronized (this) {
       s = state;
@@ -784,11 +799,19 @@ public final class PMIxServer implements AutoCloseable {
     CompletableFuture<Status> f = new CompletableFuture<>();
     Runnable task =
         () -> {
+          Status st;
           try {
-            f.complete(call.run(c));
+            st = call.run(c);
           } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "server operation failed", e);
             f.complete(Status.ERROR);
+            return;
+          }
+          if (afterWrites && st.isSuccess()) {
+            CompletableFuture<Void> unused =
+                c.storesWritten().whenComplete((v, e) -> f.complete(st));
+          } else {
+            f.complete(st);
           }
         };
     try {

@@ -26,6 +26,7 @@ public final class ServerOptions {
   private final String serverNspace;
   private final int serverRank;
   private final Duration handshakeTimeout;
+  private final Duration storeLockTimeout;
   private final int maxMessageSize;
   private final long frameBudget;
   private final int maxPendingHandshakes;
@@ -47,6 +48,7 @@ public final class ServerOptions {
     this.serverNspace = b.serverNspace;
     this.serverRank = b.serverRank;
     this.handshakeTimeout = b.handshakeTimeout;
+    this.storeLockTimeout = b.storeLockTimeout;
     this.maxMessageSize = b.maxMessageSize;
     this.frameBudget = b.frameBudget;
     this.maxPendingHandshakes = b.maxPendingHandshakes;
@@ -130,6 +132,14 @@ public final class ServerOptions {
   /** How long a new connection may take to send its connect request before it is closed. */
   public Duration handshakeTimeout() {
     return handshakeTimeout;
+  }
+
+  /**
+   * How long one shared-memory store write waits for the readers' locks before it is given up
+   * (its readers then ask the server for what it held).
+   */
+  public Duration storeLockTimeout() {
+    return storeLockTimeout;
   }
 
   /** The largest message payload accepted from a peer; a larger one drops the connection. */
@@ -267,6 +277,7 @@ public final class ServerOptions {
     private String serverNspace = "pmix-server";
     private int serverRank = (int) ProcessHandle.current().pid();
     private Duration handshakeTimeout = Duration.ofSeconds(10);
+    private Duration storeLockTimeout = Duration.ofSeconds(5);
     private int maxMessageSize = 64 << 20;
     private long frameBudget = 256L << 20;
     private int maxPendingHandshakes = 4096;
@@ -311,6 +322,19 @@ public final class ServerOptions {
     public Builder handshakeTimeout(Duration timeout) {
       checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
       this.handshakeTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * How long one shared-memory store write waits for the readers' locks (positive; default 5
+     * s). A reader holds its lock only while it copies bytes; one that stops holding it (stopped,
+     * traced) delays the store writes, which run on their own thread, so the server serves
+     * everything else meanwhile, but what its store readers are told after the write waits too.
+     */
+    @CanIgnoreReturnValue
+    public Builder storeLockTimeout(Duration timeout) {
+      checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+      this.storeLockTimeout = timeout;
       return this;
     }
 

@@ -10,6 +10,7 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.internal.gds.HeldReaderLock;
 import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
 import io.pmix.common.testing.TestTiming;
@@ -272,6 +273,38 @@ class DstoreServerIT {
   }
 
   /** One namespace, clients announcing ds21, ds12 and hash: all see every commit. */
+  /**
+   * A reader that keeps its ds21 lock (a client stopped inside a read) holds up the store writes,
+   * not the server: while it holds it, two ranks of a hash job run from init to finalize; a ds21
+   * client's PMIx_Init waits for its job data to land in the store, and passes once the lock is
+   * released, so the write was waited for, not given up.
+   */
+  @Test
+  void aReaderHoldingItsLockDelaysTheStoreWritesNotTheServer() throws Exception {
+    // A lock timeout far beyond the test's waits: only a server that goes on serving passes.
+    start(ServerOptions.builder().gds("ds21,hash").storeLockTimeout(Duration.ofMinutes(10)));
+    register("held", 1);
+    register("dsjob", 1);
+    register("hashjob", 2);
+    Path ds21 = server.gdsDirectories().get(0);
+    Launched ds;
+    try (HeldReaderLock lock = HeldReaderLock.take(ds21, "held")) {
+      ds = launch("dsjob", 0, "ds21,hash", FLOW);
+      // Its REQ has reached the server: the job data write now waits for the lock.
+      Await.until(() -> server.requestCounts().getOrDefault("REQ", 0L), n -> n >= 1, WAIT);
+      List<Launched> hs = List.of(
+          launch("hashjob", 0, "hash", FLOW), launch("hashjob", 1, "hash", FLOW));
+      for (Launched p : hs) {
+        assertEquals(0, p.await(WAIT), describe(p));
+        assertTrue(p.stdout().contains("STEP get-peers OK"), describe(p));
+      }
+      assertTrue(ds.process.isAlive(), describe(ds));
+      assertFalse(ds.stdout().contains("STEP init OK"), describe(ds));
+    }
+    assertEquals(0, ds.await(WAIT), describe(ds));
+    assertTrue(ds.stdout().contains("STEP get-peers OK"), describe(ds));
+  }
+
   @Test
   void clientsOfOneNamespaceOnDifferentModules() throws Exception {
     start(ServerOptions.builder());

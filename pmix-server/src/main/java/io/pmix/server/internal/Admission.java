@@ -19,6 +19,7 @@ import io.pmix.common.internal.wire.ToolReply;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.internal.gds.SharedStores;
+import io.pmix.server.internal.gds.StoreWrites;
 import io.pmix.server.ServerSnapshot;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
@@ -76,11 +77,14 @@ public final class Admission {
   private final ServerOptions options;
   private final ToolSupport tools;
   private final BooleanSupplier stopping;
+  /** The shared-memory stores' gate; null when no store is served. */
+  private final @Nullable StoreWrites storeGate;
 
   /** The connect decisions of one server. */
   public Admission(
       Registry registry, PeerLifecycle lifecycle, HostModule host, HostCalls hostCalls,
-      ServerOptions options, ToolSupport tools, BooleanSupplier stopping) {
+      ServerOptions options, ToolSupport tools, BooleanSupplier stopping,
+      @Nullable StoreWrites storeGate) {
     this.registry = requireNonNull(registry, "registry");
     this.lifecycle = requireNonNull(lifecycle, "lifecycle");
     this.host = requireNonNull(host, "host");
@@ -88,6 +92,7 @@ public final class Admission {
     this.options = requireNonNull(options, "options");
     this.tools = requireNonNull(tools, "tools");
     this.stopping = requireNonNull(stopping, "stopping");
+    this.storeGate = storeGate;
   }
 
   /**
@@ -133,6 +138,10 @@ public final class Admission {
         return reject(req, "gds module " + req.gdsModule() + " is not served");
       }
       ch.attr(SharedStores.ANNOUNCED).set(req.gdsModule());
+      if (storeGate != null && SharedStores.readsStore(ch)) {
+        // What this client is told after a store write waits for the write (Replies).
+        ch.attr(SharedStores.GATE).set(storeGate);
+      }
       return acceptClient(ch, req, claimed, kernelUid, format, ServerSnapshot.Role.CLIENT, true);
     }
     if (req.kind() == ConnectorKind.SINGLETON_CLIENT) {

@@ -8,6 +8,8 @@ import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.StatusReply;
 import io.pmix.common.internal.wire.Frame;
+import io.pmix.server.internal.gds.SharedStores;
+import io.pmix.server.internal.gds.StoreWrites;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
 import java.util.function.Supplier;
@@ -17,7 +19,8 @@ import java.util.function.Supplier;
  * message layer ({@code io.pmix.common.internal.message}), so the server writes what the
  * connectors' decoders read. A peer whose socket is gone gets nothing, and a finalized peer gets
  * only its FINALIZE answer: the finalized flag short-circuits every other send path
- * (docs/lifecycle.md §6.2.4). Progress thread only.
+ * (docs/lifecycle.md §6.2.4). What a shared-memory store reader is sent passes the stores'
+ * gate, after the store writes submitted before it ({@link StoreWrites}). Progress thread only.
  */
 public final class Replies {
   private static final System.Logger LOG = System.getLogger(Replies.class.getName());
@@ -68,6 +71,17 @@ public final class Replies {
       return;
     }
     // The server writes pindex 0 in every header (docs/commands.md §1.1).
-    ChannelFuture unused = peer.channel().writeAndFlush(new Frame(0, tag, buf));
+    Frame frame = new Frame(0, tag, buf);
+    StoreWrites gate = peer.channel().attr(SharedStores.GATE).get();
+    if (gate == null) {
+      ChannelFuture unused = peer.channel().writeAndFlush(frame);
+    } else {
+      // A store reader acts on a reply at once (reads its job data, a fence's data): the store
+      // writes submitted before it must have landed. Encoded now, as the state is now.
+      gate.afterWrites(
+          () -> {
+            ChannelFuture unused = peer.channel().writeAndFlush(frame);
+          });
+    }
   }
 }

@@ -104,6 +104,7 @@ public final class ServerCore {
   private final SnapshotBuilder snapshots;
   private final Map<Command, Route<?>> routes = new EnumMap<>(Command.class);
   private final SharedStores stores;
+  private final CompletableFuture<Void> storesClosed = new CompletableFuture<>();
   private final Map<Command, AtomicLong> requestCounts = new EnumMap<>(Command.class);
   private boolean stopping;
 
@@ -126,15 +127,16 @@ public final class ServerCore {
         new PeerLifecycle(registry, host, hostCalls, hostname, this::isStopping, new Effects());
     ToolSupport tools =
         new ToolSupport(registry, lifecycle, host, hostCalls, options, limits, this::isStopping);
+    this.stores = SharedStores.open(options, loop);
     this.admission =
-        new Admission(registry, lifecycle, host, hostCalls, options, tools, this::isStopping);
+        new Admission(
+            registry, lifecycle, host, hostCalls, options, tools, this::isStopping, stores.gate());
     this.events = new EventRouter(registry, host, hostCalls);
     this.modex = new Modex(registry, host, hostCalls, loop, limits, hostname, this::isStopping);
     this.collectives = new Collectives(registry, host, hostCalls, loop, limits, hostname);
     this.queryResponder = new QueryResponder(registry, host, hostCalls, options);
     this.snapshots = new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives);
     JobInfoResponder jobInfo = new JobInfoResponder(hostname);
-    this.stores = SharedStores.open(options);
     // Another node's process's data (fence, direct modex) goes to the stores too, so the first
     // get after a collecting fence is local; a local rank's is there from its commits, and its
     // REMOTE-only keys must stay out of its local peers' sight.
@@ -374,6 +376,20 @@ public final class ServerCore {
     stores.close();
   }
 
+  /**
+   * Completes on the progress thread once the shared-memory writes submitted so far have ended
+   * (a namespace's registration is visible to its clients only then). Progress thread only.
+   */
+  public CompletableFuture<Void> storesWritten() {
+    checkLoop();
+    return stores.written();
+  }
+
+  /** Completes when {@link #shutdown} has removed the shared-memory stores. */
+  public CompletableFuture<Void> storesClosed() {
+    return storesClosed;
+  }
+
   /** Registers a local client; creates a placeholder namespace if needed. */
   public Status registerClient(Proc proc, int uid, int gid, @Nullable Object hostObject) {
     checkLoop();
@@ -459,10 +475,21 @@ public final class ServerCore {
     modex.shutdown(status);
     List<ChannelFuture> closes = lifecycle.closeAll();
     try {
-      stores.close();
+      // After the writes under way: the writer thread removes the files, then stops.
+      CompletableFuture<Void> unused =
+          stores
+              .closeAsync()
+              .whenComplete(
+                  (v, e) -> {
+                    if (e != null) {
+                      LOG.log(Level.WARNING, "removing the shared-memory stores failed", e);
+                    }
+                    storesClosed.complete(null);
+                  });
     } catch (RuntimeException e) {
       // Files left behind must not stop the shutdown; a later server removes them.
       LOG.log(Level.WARNING, "removing the shared-memory stores failed", e);
+      storesClosed.complete(null);
     }
     return closes;
   }

@@ -16,7 +16,6 @@ import io.pmix.server.internal.modex.ProcData;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -24,6 +23,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The libpmix 4.2.2 shared-memory stores (ds21, ds12) this server writes for its clients
@@ -37,7 +39,12 @@ import java.util.OptionalInt;
  * different modules (a C client that found no free ds21 slot falls back to ds12, a client forced
  * to hash) and all see every commit, unlike libpmix, which keeps one module per namespace. A
  * failed write is logged and leaves that data to the socket: a reader that misses a key asks the
- * server, which answers from its own data. Progress thread only, except {@link #environment}.
+ * server, which answers from its own data.
+ *
+ * <p>The writes run on the stores' own thread ({@link StoreWrites}), in the order this class
+ * receives them, with copies of the values; what store readers are told after a write passes
+ * {@link #gate}. Progress thread only, except {@link #environment}, {@link #environmentFor},
+ * {@link #serves} and {@link #directories}.
  */
 public final class SharedStores implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SharedStores.class.getName());
@@ -45,16 +52,23 @@ public final class SharedStores implements AutoCloseable {
   /** The gds module a client's handshake announced, kept on its channel by {@code Admission}. */
   public static final AttributeKey<String> ANNOUNCED = AttributeKey.valueOf("pmix.gds.announced");
 
+  /**
+   * The gate of the stores a client on this channel reads ({@link StoreWrites#afterWrites}):
+   * every reply to it passes it. Set by {@code Admission}; absent for clients of hash.
+   */
+  public static final AttributeKey<StoreWrites> GATE = AttributeKey.valueOf("pmix.gds.gate");
+
   /** Whether the client on {@code ch} reads a shared-memory store (announced ds21 or ds12). */
   public static boolean readsStore(Channel ch) {
     String g = ch.attr(ANNOUNCED).get();
     return g != null && !g.equals(GdsKind.HASH.libpmixName());
   }
 
-  /** How long one write waits for the readers' locks (a reader holds one only to copy bytes). */
-  private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(5);
-
   private final List<DstoreWriter> writers;
+  /** The writer thread; null when no store is served. */
+  private final @Nullable StoreWrites writes;
+
+  private @Nullable CompletableFuture<Void> closed;
   /** The uid whose processes can read the stores (their owner). */
   private final int readerUid;
   private final Map<String, String> environment;
@@ -66,8 +80,10 @@ public final class SharedStores implements AutoCloseable {
   /** The tmpdir levels this object created (outermost first), removed at close when empty. */
   private final List<Path> createdDirs;
 
-  private SharedStores(List<DstoreWriter> writers, List<Path> createdDirs, int readerUid) {
+  private SharedStores(
+      List<DstoreWriter> writers, List<Path> createdDirs, int readerUid, Executor loop) {
     this.writers = writers;
+    this.writes = writers.isEmpty() ? null : new StoreWrites(loop);
     this.readerUid = readerUid;
     this.hashOnly = Map.of("PMIX_GDS_MODULE", GdsKind.HASH.libpmixName());
     this.createdDirs = new ArrayList<>(createdDirs);
@@ -92,15 +108,16 @@ public final class SharedStores implements AutoCloseable {
    * The stores {@code options} asks for ({@link ServerOptions#sharedMemoryStores}), in the
    * session tmpdir, owned by {@link ServerOptions#jobUser} if it is set and not this process's
    * user. A store that cannot be made (no native locks, no room, an owner that cannot be set) is
-   * logged and not offered: its clients take the next module.
+   * logged and not offered: its clients take the next module. {@code loop} is the progress
+   * thread, which is told when writes end.
    */
-  public static SharedStores open(ServerOptions options) {
+  public static SharedStores open(ServerOptions options, Executor loop) {
     requireNonNull(options, "options");
     int me = Rendezvous.effectiveIds()[0];
     int readerUid = options.jobUser().orElse(me);
     OptionalInt owner = readerUid == me ? OptionalInt.empty() : OptionalInt.of(readerUid);
     if (options.sharedMemoryStores().isEmpty()) {
-      return new SharedStores(List.of(), List.of(), readerUid);
+      return new SharedStores(List.of(), List.of(), readerUid, loop);
     }
     Path base = options.tmpdir();
     long pid = ProcessHandle.current().pid();
@@ -128,13 +145,15 @@ public final class SharedStores implements AutoCloseable {
     for (String name : options.sharedMemoryStores()) {
       GdsKind kind = name.equals("ds21") ? GdsKind.DS21 : GdsKind.DS12;
       try {
-        ws.add(DstoreWriter.create(kind, freeDirectory(base, name, pid), format, LOCK_TIMEOUT,
-            System.getenv(), owner));
+        ws.add(
+            DstoreWriter.create(
+                kind, freeDirectory(base, name, pid), format, options.storeLockTimeout(),
+                System.getenv(), owner));
       } catch (PmixException | LinkageError e) {
         LOG.log(Level.WARNING, "gds " + name + " is not offered: " + e.getMessage(), e);
       }
     }
-    return new SharedStores(List.copyOf(ws), created, readerUid);
+    return new SharedStores(List.copyOf(ws), created, readerUid, loop);
   }
 
   /**
@@ -189,14 +208,44 @@ public final class SharedStores implements AutoCloseable {
     return out;
   }
 
-  /** A namespace was registered: its ds21 lock segment, so its clients can attach. */
+  /**
+   * What store readers are told after a write must pass this gate ({@link
+   * StoreWrites#afterWrites}); null when no store is served.
+   */
+  public @Nullable StoreWrites gate() {
+    return writes;
+  }
+
+  /**
+   * Completes on the progress thread once every write submitted so far has ended (at once when no
+   * store is served).
+   */
+  public CompletableFuture<Void> written() {
+    StoreWrites ws = writes;
+    return ws == null ? CompletableFuture.completedFuture(null) : ws.written();
+  }
+
+  /**
+   * A namespace was registered: its ds21 lock segment, so its clients can attach (the host learns
+   * of the registration once it is written: {@link #written}).
+   */
   public void namespaceRegistered(String nspace, int nlocalprocs) {
-    for (DstoreWriter w : writers) {
-      try {
-        w.addNamespace(nspace, nlocalprocs);
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": namespace " + nspace, e);
-      }
+    write(
+        () -> {
+          for (DstoreWriter w : writers) {
+            try {
+              w.addNamespace(nspace, nlocalprocs);
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": namespace " + nspace, e);
+            }
+          }
+        });
+  }
+
+  private void write(Runnable w) {
+    StoreWrites ws = writes;
+    if (ws != null && closed == null) {
+      ws.submit(w);
     }
   }
 
@@ -232,6 +281,7 @@ public final class SharedStores implements AutoCloseable {
   public void store(String nspace, int rank, Map<String, Value> given) {
     // PMIx 5+ qualified values stay with the server (4.2.2's dstore layouts have no qualifiers):
     // such entries are served by the server only.
+    // A copy: the writer thread reads it while the progress thread goes on changing the original.
     Map<String, Value> values = new LinkedHashMap<>();
     given.forEach(
         (k, v) -> {
@@ -242,34 +292,67 @@ public final class SharedStores implements AutoCloseable {
     if (values.isEmpty()) {
       return;
     }
-    for (DstoreWriter w : writers) {
-      try {
-        w.store(nspace, rank, values);
-      } catch (RuntimeException e) {
-        LOG.log(
-            Level.WARNING,
-            "gds " + w.kind().libpmixName() + ": data of " + nspace + ":" + rank
-                + " not stored (its readers will ask the server)",
-            e);
-      }
-    }
+    write(
+        () -> {
+          for (DstoreWriter w : writers) {
+            try {
+              w.store(nspace, rank, values);
+            } catch (RuntimeException e) {
+              LOG.log(
+                  Level.WARNING,
+                  "gds " + w.kind().libpmixName() + ": data of " + nspace + ":" + rank
+                      + " not stored (its readers will ask the server)",
+                  e);
+            }
+          }
+        });
   }
 
   /** A namespace was deregistered: every file naming it goes. */
   public void namespaceGone(String nspace) {
     jobDataWritten.remove(nspace);
-    for (DstoreWriter w : writers) {
-      try {
-        w.removeNamespace(nspace);
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": removing " + nspace, e);
-      }
-    }
+    write(
+        () -> {
+          for (DstoreWriter w : writers) {
+            try {
+              w.removeNamespace(nspace);
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": removing " + nspace, e);
+            }
+          }
+        });
   }
 
-  /** Removes every store directory (shutdown). Idempotent. */
+  /** Removes every store directory (shutdown) and waits until it is done. Idempotent. */
   @Override
   public void close() {
+    closeAsync().join();
+  }
+
+  /**
+   * Removes every store directory (shutdown) after the writes submitted before, then stops the
+   * writer thread; the stage completes when that is done. Progress thread (or, for a server that
+   * never served, the thread that made it). Idempotent.
+   */
+  public CompletableFuture<Void> closeAsync() {
+    CompletableFuture<Void> c = closed;
+    if (c != null) {
+      return c;
+    }
+    jobDataWritten.clear();
+    StoreWrites ws = writes;
+    if (ws == null) {
+      removeAll();
+      c = CompletableFuture.completedFuture(null);
+    } else {
+      c = ws.close(this::removeAll);
+    }
+    closed = c;
+    return c;
+  }
+
+  /** Writer thread (or the closing thread when there is none). */
+  private void removeAll() {
     for (DstoreWriter w : writers) {
       try {
         w.close();
@@ -277,7 +360,6 @@ public final class SharedStores implements AutoCloseable {
         LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": close", e);
       }
     }
-    jobDataWritten.clear();
     for (int i = createdDirs.size() - 1; i >= 0; i--) {
       try {
         Files.deleteIfExists(createdDirs.get(i));
