@@ -89,7 +89,9 @@
  *                     data, a fence collecting --bench-bytes per proc
  *                     (default 1024; put GLOBAL + commit happen before the
  *                     timed fence), the first PMIx_Get of a peer's key, and
- *                     --bench-gets (default 1000) gets of that key.
+ *                     --bench-gets (default 1000) gets of that key, a
+ *                     publish + lookup of one's own key, its unpublish,
+ *                     and (when it inited itself) PMIx_Finalize.
  *                     Fences are averaged over --bench-iters (default 20)
  *                     after one warm-up.
  *
@@ -1557,9 +1559,56 @@ static void run_bench(const char *name)
         PMIX_INFO_DESTRUCT(&info);
     }
 
+    /* publish + lookup of one's own key (the data service's round trips), then unpublish */
+    {
+        char key[PMIX_MAX_KEYLEN + 1];
+        pmix_info_t pub;
+        pmix_pdata_t pd;
+        char *keys[2];
+        phase = "publish";
+        snprintf(key, sizeof(key), "bench.pub.%" PRIu32, me.rank);
+        PMIX_INFO_CONSTRUCT(&pub);
+        PMIX_INFO_LOAD(&pub, key, "v", PMIX_STRING);
+        t = now_usec();
+        rc = PMIx_Publish(&pub, 1);
+        PMIX_INFO_DESTRUCT(&pub);
+        if (PMIX_SUCCESS != rc) {
+            goto fail;
+        }
+        phase = "lookup";
+        PMIX_PDATA_CONSTRUCT(&pd);
+        PMIX_LOAD_KEY(pd.key, key);
+        rc = PMIx_Lookup(&pd, 1, NULL, 0);
+        long long pair = now_usec() - t;
+        if (PMIX_SUCCESS != rc || PMIX_STRING != pd.value.type
+            || 0 != strcmp("v", pd.value.data.string)) {
+            PMIX_PDATA_DESTRUCT(&pd);
+            snprintf(why, sizeof(why), "key=%.200s", key);
+            if (PMIX_SUCCESS == rc) {
+                rc = PMIX_ERR_BAD_PARAM;
+            }
+            goto fail;
+        }
+        PMIX_PDATA_DESTRUCT(&pd);
+        bench_line("publish-lookup", pair);
+        phase = "unpublish";
+        keys[0] = key;
+        keys[1] = NULL;
+        t = now_usec();
+        rc = PMIx_Unpublish(keys, NULL, 0);
+        if (PMIX_SUCCESS != rc) {
+            goto fail;
+        }
+        bench_line("unpublish", now_usec() - t);
+    }
+
     if (own_init) {
         phase = "finalize";
+        t = now_usec();
         rc = PMIx_Finalize(NULL, 0);
+        if (PMIX_SUCCESS == rc) {
+            bench_line("finalize", now_usec() - t);
+        }
         initialized = false;
         need_barrier = true;
         if (PMIX_SUCCESS != rc) {
