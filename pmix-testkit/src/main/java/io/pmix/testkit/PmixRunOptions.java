@@ -174,7 +174,11 @@ record PmixRunOptions(
       as under mpirun, rather than leave its parent waiting.
 
       Output of the processes is forwarded to pmixrun's stdout and stderr; rank 0 reads
-      pmixrun's stdin, the others an empty input. PMIx_Abort from any process kills the
+      pmixrun's stdin, the others an empty input. A process of the job that dies after
+      PMIx_Init without PMIx_Finalize, or exits non-zero before it connected, ends the job
+      as under mpirun: the others are told (PMIX_ERR_PROC_ABORTED; a fence waiting for a
+      process that never connected ends without it) and killed 2 s later if still
+      running. PMIx_Abort from any process kills the
       processes it names, by default the whole job (SIGTERM, then SIGKILL 2 s later);
       SIGINT, SIGTERM, SIGHUP and --timeout kill them all. pmixrun's own messages go to
       stderr, prefixed "pmixrun:".
