@@ -60,6 +60,9 @@ class ServerMessagesTest {
 
   private EmbeddedCore fx;
 
+  /** What the host's disconnect upcall answers: completed by the test that needs it. */
+  private final CompletableFuture<Void> hostDisconnect = new CompletableFuture<>();
+
   /** A host that answers what the golden replies need and records every call. */
   private final HostModule host =
       new HostModule() {
@@ -102,6 +105,12 @@ class ServerMessagesTest {
         public CompletionStage<List<Info>> query(Proc requester, List<Value.Query> queries) {
           hostCalls.add("query " + queries.size());
           return CompletableFuture.completedFuture(List.of());
+        }
+
+        @Override
+        public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
+          hostCalls.add("disconnect " + procs);
+          return hostDisconnect;
         }
 
         @Override
@@ -309,6 +318,52 @@ class ServerMessagesTest {
     fx.loopOwner.advanceTimeBy(10, TimeUnit.SECONDS);
     fx.loopOwner.runScheduledPendingTasks();
     assertGolden("reply.connectnb.failed", f, c, 101, "timed out");
+  }
+
+  /**
+   * OpenPMIx master's simptimeout: a disconnect with {@code pmix.timeout} that a local
+   * participant never joins answers TIMEOUT (the host never asked), as a connect does.
+   */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void disconnectThatTimesOutLocallyRepliesTimeoutWithoutTheHost(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, f);
+    // childjob:0 and testjob:*, pmix.timeout 10: rank 1 never arrives.
+    sendGolden(c, 101, "disconnectnb", f);
+    assertNull(c.readOutbound());
+    fx.loopOwner.advanceTimeBy(10, TimeUnit.SECONDS);
+    fx.loopOwner.runScheduledPendingTasks();
+    assertGolden("reply.connectnb.failed", f, c, 101, "timed out");
+    assertEquals(List.of(), hostCalls);
+  }
+
+  /**
+   * Once every local participant of a disconnect has arrived the host has it: its {@code
+   * pmix.timeout} no longer fires here (master deletes the local-phase timer), and the host's
+   * answer is what the callers get.
+   */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void disconnectTimeoutStopsWhenTheHostHasIt(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c0 = client("testjob", 0, f);
+    EmbeddedChannel c1 = client("testjob", 1, f);
+    sendGolden(c0, 101, "disconnectnb", f);
+    sendGolden(c1, 101, "disconnectnb", f);
+    assertEquals(List.of("disconnect [childjob:0, testjob:WILDCARD]"), hostCalls);
+    fx.loopOwner.advanceTimeBy(30, TimeUnit.SECONDS);
+    fx.loopOwner.runScheduledPendingTasks();
+    assertNull(c0.readOutbound());
+    assertNull(c1.readOutbound());
+    hostDisconnect.complete(null);
+    fx.loopOwner.runPendingTasks();
+    c0.runPendingTasks();
+    c1.runPendingTasks();
+    assertEquals(Status.SUCCESS, status(c0, 101, f));
+    assertEquals(Status.SUCCESS, status(c1, 101, f));
   }
 
   @ParameterizedTest
