@@ -24,6 +24,7 @@ import io.pmix.common.internal.message.DisconnectNbRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
 import io.pmix.common.internal.message.FinalizeRequest;
 import io.pmix.common.internal.message.GetNbRequest;
+import io.pmix.common.internal.message.JobControlRequest;
 import io.pmix.common.internal.message.LogRequest;
 import io.pmix.common.internal.message.LookupNbRequest;
 import io.pmix.common.internal.message.NotifyRequest;
@@ -185,6 +186,8 @@ public final class ServerCore {
     route(Command.QUERY, QueryRequest.class, queryResponder::handleQuery);
     route(Command.LOG, LogRequest.class, forwarding::handleLog);
     route(Command.SPAWNNB, SpawnNbRequest.class, forwarding::handleSpawn);
+    JobControl jobControl = new JobControl(registry, lifecycle, host, hostCalls);
+    route(Command.JOB_CONTROL, JobControlRequest.class, jobControl::handle);
     route(Command.CONNECTNB, ConnectNbRequest.class, collectives::handleConnect);
     route(Command.DISCONNECTNB, DisconnectNbRequest.class, collectives::handleDisconnect);
   }

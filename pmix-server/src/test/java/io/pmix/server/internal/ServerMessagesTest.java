@@ -23,6 +23,7 @@ import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.GetNbRequest;
 import io.pmix.common.internal.message.GoldenMessages;
+import io.pmix.common.internal.message.JobControlRequest;
 import io.pmix.common.internal.message.NotifyRequest;
 import io.pmix.common.internal.message.Request;
 import io.pmix.common.internal.wire.Command;
@@ -32,6 +33,9 @@ import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.common.internal.wire.Tags;
 import io.pmix.server.HostModule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -42,6 +46,7 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -108,6 +113,15 @@ class ServerMessagesTest {
         }
 
         @Override
+        public CompletionStage<List<Info>> jobControl(
+            Proc requester, List<Proc> targets, List<Info> directives) {
+          hostCalls.add("jobControl " + requester + " " + targets + " "
+              + directives.stream().map(Info::key).toList());
+          // The scripted server's acknowledgement in reply.job-control.
+          return CompletableFuture.completedFuture(List.of(Info.of("fake.jctrl.ack", true)));
+        }
+
+        @Override
         public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
           hostCalls.add("disconnect " + procs);
           return hostDisconnect;
@@ -152,7 +166,11 @@ class ServerMessagesTest {
   }
 
   private void start() {
-    fx = new EmbeddedCore(host, EmbeddedCore.options().build(), true, 0x1234, 0x5678);
+    start(host);
+  }
+
+  private void start(HostModule h) {
+    fx = new EmbeddedCore(h, EmbeddedCore.options().build(), true, 0x1234, 0x5678);
   }
 
   private void register(String nspace, int n) {
@@ -246,9 +264,8 @@ class ServerMessagesTest {
     // Commands this server does not serve: NOT_SUPPORTED, as for any command without a handler.
     for (String refused :
         List.of(
-            "job-control", "job-control.no-targets", "iof-pull", "iof-pull.directives",
-            "iof-push", "iof-push.eof", "iof-dereg", "iof-dereg.directives", "spawnnb",
-            "spawnnb.two-apps")) {
+            "iof-pull", "iof-pull.directives", "iof-push", "iof-push.eof", "iof-dereg",
+            "iof-dereg.directives", "spawnnb", "spawnnb.two-apps")) {
       sendGolden(c, tag, refused, f);
       assertGolden("reply.status.error", f, c, tag++, refused);
     }
@@ -364,6 +381,124 @@ class ServerMessagesTest {
     c1.runPendingTasks();
     assertEquals(Status.SUCCESS, status(c0, 101, f));
     assertEquals(Status.SUCCESS, status(c1, 101, f));
+  }
+
+  // ---- job control ----
+
+  /** JOB_CONTROL goes to the host's jobControl, whose results follow SUCCESS in the reply. */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void jobControlIsTheHostsAndRepliesWithTheGoldenResults(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, f);
+    sendGolden(c, 101, "job-control", f);
+    assertGolden("reply.job-control", f, c, 101, "the host's results");
+    sendGolden(c, 102, "job-control.no-targets", f);
+    assertGolden("reply.job-control", f, c, 102, "the host's results");
+    assertEquals(
+        List.of("jobControl testjob:0 [testjob:WILDCARD] [pmix.jctrl.kill]",
+            "jobControl testjob:0 [] [pmix.jctrl.kill]"),
+        hostCalls);
+  }
+
+  /** A host without the upcall: NOT_SUPPORTED at once (what PRRTE answers to what it lacks). */
+  @Test
+  void jobControlWithoutTheUpcallIsNotSupportedAtOnce() {
+    start(new HostModule() {});
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    sendGolden(c, 101, "job-control", WireFormat.DEFAULT);
+    assertEquals(Status.ERR_NOT_SUPPORTED, status(c, 101, WireFormat.DEFAULT));
+  }
+
+  private static JobControlRequest cleanup(List<Proc> targets, Info... directives) {
+    return new JobControlRequest(targets, List.of(directives));
+  }
+
+  /**
+   * Cleanup directives are the server's: answered SUCCESS without the host, and the directory
+   * (recursively, but for the ignored file and the directories holding it) and the file are
+   * removed when the host deregisters the namespace, not before.
+   */
+  @Test
+  void cleanupDirectivesAreServedByTheServerAtDeregistration(@TempDir Path tmp)
+      throws IOException {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    Path dir = Files.createDirectories(tmp.resolve("session/sub/deeper"));
+    Files.writeString(dir.resolve("a"), "a");
+    Path kept = Files.writeString(tmp.resolve("session/sub/keep"), "k");
+    Path gone = Files.writeString(tmp.resolve("session/x"), "x");
+    Path file = Files.writeString(tmp.resolve("lone"), "l");
+    Path top = tmp.resolve("session");
+    send(c, 101, cleanup(List.of(),
+        Info.of(Keys.REGISTER_CLEANUP_DIR, Value.of(top.toString())),
+        Info.of(Keys.CLEANUP_RECURSIVE, Value.of(true)),
+        Info.of(Keys.CLEANUP_IGNORE, Value.of(kept.toString()))), WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, cleanup(List.of(Proc.wildcard("testjob")),
+        Info.of(Keys.REGISTER_CLEANUP, Value.of(file.toString()))), WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 102, WireFormat.DEFAULT));
+    assertEquals(List.of(), hostCalls);
+    assertTrue(Files.exists(gone) && Files.exists(file));
+    assertEquals(Status.SUCCESS, fx.core.deregisterNspace("testjob"));
+    fx.loopOwner.runPendingTasks();
+    assertFalse(Files.exists(dir.getParent().resolve("deeper")));
+    assertFalse(Files.exists(gone));
+    assertFalse(Files.exists(file));
+    assertTrue(Files.exists(kept), "ignored");
+  }
+
+  /** Without pmix.clnup.recurse only the top directory's files go; pmix.clnup.lvtop keeps it. */
+  @Test
+  void aCleanupDirectoryWithoutRecursionKeepsItsSubdirectories(@TempDir Path tmp)
+      throws IOException {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    Path sub = Files.createDirectories(tmp.resolve("d/sub"));
+    Path f = Files.writeString(tmp.resolve("d/f"), "f");
+    Path empty = Files.createDirectories(tmp.resolve("e"));
+    send(c, 101, cleanup(List.of(Proc.of("testjob", 0)),
+        Info.of(Keys.REGISTER_CLEANUP_DIR, Value.of(tmp.resolve("d").toString()))),
+        WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, cleanup(List.of(Proc.of("testjob", 0)),
+        Info.of(Keys.REGISTER_CLEANUP_DIR, Value.of(empty.toString())),
+        Info.of(Keys.CLEANUP_LEAVE_TOPDIR, Value.of(true))), WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 102, WireFormat.DEFAULT));
+    assertEquals(Status.SUCCESS, fx.core.deregisterClient(Proc.of("testjob", 0)));
+    fx.loopOwner.runPendingTasks();
+    assertFalse(Files.exists(f));
+    assertTrue(Files.isDirectory(sub));
+    assertTrue(Files.isDirectory(empty), "left by pmix.clnup.lvtop");
+  }
+
+  /**
+   * A path both to remove and to ignore is CONFLICTING_CLEANUP_DIRECTIVES (-51); a path that is
+   * no string is BAD_PARAM; mixed with other directives, the host gets them all.
+   */
+  @Test
+  void conflictingOrMalformedCleanupIsRefusedAndMixedRequestsReachTheHost() {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    send(c, 101, cleanup(List.of(),
+        Info.of(Keys.CLEANUP_IGNORE, Value.of("/nonexistent/p")),
+        Info.of(Keys.REGISTER_CLEANUP, Value.of("/nonexistent/p"))), WireFormat.DEFAULT);
+    assertEquals(Status.ERR_CONFLICTING_CLEANUP_DIRECTIVES, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, cleanup(List.of(), Info.of(Keys.REGISTER_CLEANUP.name(), Value.of(7))),
+        WireFormat.DEFAULT);
+    assertEquals(Status.ERR_BAD_PARAM, status(c, 102, WireFormat.DEFAULT));
+    assertEquals(List.of(), hostCalls);
+    send(c, 103, cleanup(List.of(),
+        Info.of(Keys.REGISTER_CLEANUP, Value.of("/nonexistent/q")),
+        Info.of(Keys.JOB_CTRL_PREEMPTIBLE, Value.of(true))), WireFormat.DEFAULT);
+    assertGolden("reply.job-control", WireFormat.DEFAULT, c, 103, "the host's results");
+    assertEquals(
+        List.of("jobControl testjob:0 [] [pmix.reg.cleanup, pmix.jctrl.preempt]"), hostCalls);
   }
 
   @ParameterizedTest
