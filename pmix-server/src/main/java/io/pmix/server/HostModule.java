@@ -191,6 +191,22 @@ public interface HostModule {
   }
 
   /**
+   * A client asked for a monitor the server does not run itself ({@code PMIx_Process_monitor}):
+   * OpenPMIx's {@code monitor}. The server runs heartbeat monitors ({@code pmix.monitor.mbeat})
+   * itself and never passes them here.
+   *
+   * @param requester the client to be monitored
+   * @param monitor what to monitor (e.g. {@code pmix.monitor.fmon}, a file)
+   * @param error the event to raise when the monitor trips
+   * @param directives how
+   * @return the results, if any, sent to the requester after SUCCESS
+   */
+  default CompletionStage<List<Info>> monitor(
+      Proc requester, Info monitor, Status error, List<Info> directives) {
+    return notSupported();
+  }
+
+  /**
    * Every local participant of a {@code PMIx_Connect} has arrived and some participants live
    * elsewhere (or in a namespace this server does not know): run the cross-node part, completing
    * once every participant has connected. When all participants are local the server completes

@@ -24,6 +24,8 @@ import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.GetNbRequest;
 import io.pmix.common.internal.message.GoldenMessages;
 import io.pmix.common.internal.message.JobControlRequest;
+import io.pmix.common.internal.message.MonitorRequest;
+import io.pmix.common.internal.message.NotifyPush;
 import io.pmix.common.internal.message.NotifyRequest;
 import io.pmix.common.internal.message.Request;
 import io.pmix.common.internal.wire.Command;
@@ -499,6 +501,86 @@ class ServerMessagesTest {
     assertGolden("reply.job-control", WireFormat.DEFAULT, c, 103, "the host's results");
     assertEquals(
         List.of("jobControl testjob:0 [] [pmix.reg.cleanup, pmix.jctrl.preempt]"), hostCalls);
+  }
+
+  // ---- monitoring ----
+
+  /** An empty tag-1 message: what PMIx_Heartbeat sends. */
+  private void heartbeat(EmbeddedChannel ch) {
+    ByteBuf f = Unpooled.buffer();
+    f.writeInt(0).writeInt(Tags.HEARTBEAT).writeInt(0).writeInt(0);
+    ch.writeInbound(f);
+    fx.loopOwner.runPendingTasks();
+  }
+
+  private void windows(int n) {
+    for (int i = 0; i < n; i++) {
+      fx.loopOwner.advanceTimeBy(1, TimeUnit.SECONDS);
+      fx.loopOwner.runScheduledPendingTasks();
+    }
+  }
+
+  /**
+   * The golden heartbeat monitor (one-second windows, one drop allowed, 4.2.2 client's bytes) is
+   * the server's: SUCCESS alone, the host never asked. Heartbeats keep it quiet; two empty windows
+   * in a row raise MONITOR_HEARTBEAT_ALERT about the requester to the other clients (not to the
+   * requester), once, until it beats again.
+   */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void aHeartbeatMonitorAlertsAfterMoreEmptyWindowsThanDrops(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel listener = client("testjob", 0, f);
+    EmbeddedChannel watched = client("testjob", 1, f);
+    sendGolden(listener, 101, "regevents.default", f);
+    assertGolden("reply.status", f, listener, 101, "registered");
+    sendGolden(watched, 101, "regevents.default", f);
+    assertGolden("reply.status", f, watched, 101, "registered");
+    sendGolden(watched, 102, "monitor.heartbeat", f);
+    assertGolden("reply.status", f, watched, 102, "monitoring");
+    assertEquals(List.of(), hostCalls);
+    for (int i = 0; i < 3; i++) {
+      heartbeat(watched);
+      windows(1);
+    }
+    windows(1); // one empty window: within the drops
+    assertNull(listener.readOutbound());
+    windows(1);
+    NotifyPush alert = push(listener, f);
+    assertEquals(Status.MONITOR_HEARTBEAT_ALERT, alert.code());
+    assertEquals(Proc.of("testjob", 1), alert.source());
+    windows(3);
+    assertNull(listener.readOutbound(), "reported once");
+    assertNull(watched.readOutbound(), "the source is not told");
+    heartbeat(watched);
+    windows(3);
+    assertEquals(Proc.of("testjob", 1), push(listener, f).source());
+    // The requester's connection ends: so does its monitor.
+    var unused = watched.close();
+    fx.loopOwner.runPendingTasks();
+    windows(5);
+    assertNull(listener.readOutbound());
+  }
+
+  private static NotifyPush push(EmbeddedChannel ch, WireFormat f) {
+    PmixReader r = new PmixReader(Unpooled.wrappedBuffer(readFrame(ch, Tags.NOTIFY)), f);
+    assertEquals(Command.NOTIFY.code(), r.unpackByteEnum(DataType.COMMAND));
+    return NotifyPush.decode(r);
+  }
+
+  /** A heartbeat monitor without a window is BAD_PARAM; any other monitor is the host's. */
+  @Test
+  void aHeartbeatMonitorWithoutAWindowIsRefusedAndOtherMonitorsAreTheHosts() {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    send(c, 101, new MonitorRequest(Info.of("pmix.monitor.mbeat", Value.Pointer.INSTANCE),
+        Status.SUCCESS, List.of(Info.of("pmix.monitor.id", "x"))), WireFormat.DEFAULT);
+    assertEquals(Status.ERR_BAD_PARAM, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, new MonitorRequest(Info.of("pmix.monitor.fmon", "/some/file"),
+        Status.MONITOR_FILE_ALERT, List.of()), WireFormat.DEFAULT);
+    assertEquals(Status.ERR_NOT_SUPPORTED, status(c, 102, WireFormat.DEFAULT));
   }
 
   @ParameterizedTest
