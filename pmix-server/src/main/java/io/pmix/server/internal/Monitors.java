@@ -4,10 +4,12 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.channel.EventLoop;
 import io.pmix.common.DataRange;
+import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.Value;
 import io.pmix.common.internal.message.MonitorRequest;
 import io.pmix.common.internal.message.QueryReply;
 import io.pmix.server.HostModule;
@@ -30,12 +32,14 @@ import org.jspecify.annotations.Nullable;
  * ignores the drops and trips at the first) it raises the request's event code (SUCCESS:
  * MONITOR_HEARTBEAT_ALERT) with the requester as source, over {@code pmix.range} (default
  * NAMESPACE), to the local clients but the requester, then keeps quiet until a heartbeat comes
- * again. A monitor ends when its requester's connection does. Progress thread only.
+ * again. A monitor ends when its requester cancels it or its connection ends. Progress thread
+ * only.
  */
 final class Monitors {
   /** One heartbeat monitor ({@code pmix_heartbeat_trkr_t}). */
   private static final class Heartbeat {
     final Peer requester;
+    final @Nullable String id;
     final Status event;
     final int range;
     final long drops;
@@ -45,8 +49,9 @@ final class Monitors {
     boolean stopped;
     @Nullable ScheduledFuture<?> timer;
 
-    Heartbeat(Peer requester, Status event, int range, long drops) {
+    Heartbeat(Peer requester, @Nullable String id, Status event, int range, long drops) {
       this.requester = requester;
+      this.id = id;
       this.event = event;
       this.range = range;
       this.drops = drops;
@@ -66,11 +71,27 @@ final class Monitors {
     this.hostCalls = requireNonNull(hostCalls, "hostCalls");
   }
 
-  /** MONITOR: a heartbeat monitor starts here (status-only reply), anything else is the host's. */
+  /**
+   * MONITOR: a heartbeat monitor starts here (status-only reply); a cancel ({@code
+   * pmix.monitor.cancel} naming a {@code pmix.monitor.id}, or a null string: all of the
+   * requester's) stops the requester's heartbeat monitors it names, and goes to the host when it
+   * names none of them (the host's monitors may have that id); anything else is the host's.
+   */
   void handle(Peer peer, int tag, MonitorRequest q) {
-    if (q.monitor().key().equals(Keys.MONITOR_HEARTBEAT.name())) {
+    String key = q.monitor().key();
+    if (key.equals(Keys.MONITOR_HEARTBEAT.name())) {
       Replies.status(peer, tag, startHeartbeat(peer, q));
       return;
+    }
+    if (key.equals(Keys.MONITOR_CANCEL.name())) {
+      if (!(q.monitor().value() instanceof Value.Str str) || str.type() != DataType.STRING) {
+        Replies.status(peer, tag, Status.ERR_BAD_PARAM); // C leaves such a cancel alone
+        return;
+      }
+      if (cancel(peer, str.value())) {
+        Replies.status(peer, tag, Status.SUCCESS);
+        return;
+      }
     }
     Proc requester = peer.proc();
     hostCalls.call(
@@ -90,10 +111,15 @@ final class Monitors {
     long window = 0;
     long drops = 0;
     int range = DataRange.NAMESPACE.code();
+    String id = null;
     try {
       for (Info i : q.directives()) {
         String k = i.key();
-        if (k.equals(Keys.MONITOR_HEARTBEAT_TIME.name())) {
+        if (k.equals(Keys.MONITOR_ID.name())) {
+          if (id == null) { // named twice: the first name counts, as in master
+            id = requireNonNull(i.value().asString(), "pmix.monitor.id");
+          }
+        } else if (k.equals(Keys.MONITOR_HEARTBEAT_TIME.name())) {
           window = i.value().asLong();
         } else if (k.equals(Keys.MONITOR_HEARTBEAT_DROPS.name())) {
           drops = i.value().asLong();
@@ -102,13 +128,13 @@ final class Monitors {
         }
       }
     } catch (RuntimeException e) {
-      return Status.ERR_BAD_PARAM; // not an integer where one is needed
+      return Status.ERR_BAD_PARAM; // not an integer where one is needed, an id not a string
     }
     if (window <= 0 || drops < 0) {
       return Status.ERR_BAD_PARAM;
     }
     Status event = q.error().isSuccess() ? Status.MONITOR_HEARTBEAT_ALERT : q.error();
-    Heartbeat h = new Heartbeat(peer, event, range, drops);
+    Heartbeat h = new Heartbeat(peer, id, event, range, drops);
     h.timer = loop.scheduleAtFixedRate(() -> check(h), window, window, TimeUnit.SECONDS);
     heartbeats.add(h);
     return Status.SUCCESS;
@@ -135,6 +161,18 @@ final class Monitors {
         h.stopped = false;
       }
     }
+  }
+
+  /** Stops the peer's monitors named {@code id} (null: all); whether any was stopped. */
+  private boolean cancel(Peer peer, @Nullable String id) {
+    return heartbeats.removeIf(
+        h -> {
+          if (h.requester != peer || (id != null && !id.equals(h.id))) {
+            return false;
+          }
+          cancel(h);
+          return true;
+        });
   }
 
   /** The peer's connection is gone: its monitors end. */

@@ -569,6 +569,35 @@ class ServerMessagesTest {
     return NotifyPush.decode(r);
   }
 
+  /**
+   * A cancel naming the monitor's id stops it (no alert however long the requester stays
+   * silent); one naming no monitor of the server's goes to the host; a cancel whose value is no
+   * string is BAD_PARAM.
+   */
+  @Test
+  void aCancelledHeartbeatMonitorStaysQuiet() {
+    start();
+    register("testjob", 2);
+    WireFormat f = WireFormat.DEFAULT;
+    EmbeddedChannel listener = client("testjob", 0, f);
+    EmbeddedChannel watched = client("testjob", 1, f);
+    sendGolden(listener, 101, "regevents.default", f);
+    assertGolden("reply.status", f, listener, 101, "registered");
+    sendGolden(watched, 101, "monitor.heartbeat", f); // id HB1
+    assertGolden("reply.status", f, watched, 101, "monitoring");
+    send(watched, 102, new MonitorRequest(Info.of("pmix.monitor.cancel", "other"),
+        Status.SUCCESS, List.of()), f);
+    assertEquals(Status.ERR_NOT_SUPPORTED, status(watched, 102, f), "not ours: the host's");
+    send(watched, 103, new MonitorRequest(Info.of("pmix.monitor.cancel", true),
+        Status.SUCCESS, List.of()), f);
+    assertEquals(Status.ERR_BAD_PARAM, status(watched, 103, f));
+    send(watched, 104, new MonitorRequest(Info.of("pmix.monitor.cancel", "HB1"),
+        Status.SUCCESS, List.of()), f);
+    assertEquals(Status.SUCCESS, status(watched, 104, f));
+    windows(10);
+    assertNull(listener.readOutbound());
+  }
+
   /** A heartbeat monitor without a window is BAD_PARAM; any other monitor is the host's. */
   @Test
   void aHeartbeatMonitorWithoutAWindowIsRefusedAndOtherMonitorsAreTheHosts() {
