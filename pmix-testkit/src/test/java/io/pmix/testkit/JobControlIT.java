@@ -52,7 +52,8 @@ class JobControlIT {
    * {@code PMIx_Process_monitor} heartbeats ({@code src/test/c/hb_client.c}): the server itself
    * monitors rank 1, refuses a monitor without a window (BAD_PARAM), and once rank 1 stays silent
    * for more windows than it allowed, rank 0's handler gets MONITOR_HEARTBEAT_ALERT (-109) from
-   * rank 1, as under OpenPMIx's simptest (5.0.11, 6.1.0, master).
+   * rank 1, as under OpenPMIx's simptest 5.0.11 and master (6.1.0's server never runs a
+   * heartbeat monitor: docs/libpmix-facts.md).
    */
   @Test
   @Timeout(90)
