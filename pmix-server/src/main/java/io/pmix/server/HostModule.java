@@ -172,6 +172,41 @@ public interface HostModule {
   }
 
   /**
+   * A client or tool asked for job control ({@code PMIx_Job_control}): OpenPMIx's {@code
+   * job_control}. The server serves the cleanup directives ({@code pmix.reg.cleanup}, {@code
+   * pmix.reg.cleanupdir}, {@code pmix.clnup.*}) itself and calls this only when other directives
+   * remain; {@code directives} then holds all of them, cleanup ones included, as in C. PRRTE acts
+   * on {@code pmix.jctrl.kill}, {@code pmix.jctrl.sig} and {@code pmix.jctrl.term} (without
+   * targets) and answers anything else NOT_SUPPORTED.
+   *
+   * @param requester the client or tool that asked
+   * @param targets the processes to act on; empty means the requester's job or, for directives
+   *     that are declarations (e.g. {@code pmix.jctrl.preempt}), nothing in particular
+   * @param directives what to do
+   * @return the results, if any, sent to the requester after SUCCESS
+   */
+  default CompletionStage<List<Info>> jobControl(
+      Proc requester, List<Proc> targets, List<Info> directives) {
+    return notSupported();
+  }
+
+  /**
+   * A client asked for a monitor the server does not run itself ({@code PMIx_Process_monitor}):
+   * OpenPMIx's {@code monitor}. The server runs heartbeat monitors ({@code pmix.monitor.mbeat})
+   * itself and never passes them here.
+   *
+   * @param requester the client to be monitored
+   * @param monitor what to monitor (e.g. {@code pmix.monitor.fmon}, a file)
+   * @param error the event to raise when the monitor trips
+   * @param directives how
+   * @return the results, if any, sent to the requester after SUCCESS
+   */
+  default CompletionStage<List<Info>> monitor(
+      Proc requester, Info monitor, Status error, List<Info> directives) {
+    return notSupported();
+  }
+
+  /**
    * Every local participant of a {@code PMIx_Connect} has arrived and some participants live
    * elsewhere (or in a namespace this server does not know): run the cross-node part, completing
    * once every participant has connected. When all participants are local the server completes

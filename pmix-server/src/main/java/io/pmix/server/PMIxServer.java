@@ -744,7 +744,9 @@ public final class PMIxServer implements AutoCloseable {
   }
 
   /**
-   * Shuts down and waits (up to 30 seconds) until terminated ({@code PMIx_server_finalize}).
+   * Shuts down and waits (up to 30 seconds) until terminated ({@code PMIx_server_finalize}), then
+   * (up to 5 seconds) until the upcalls and epilogs already queued on the server's own host thread
+   * have run.
    *
    * @throws IllegalStateException if called on the progress thread
    */
@@ -758,6 +760,13 @@ public final class PMIxServer implements AutoCloseable {
     try {
       if (!awaitTermination(Duration.ofSeconds(30))) {
         LOG.log(Level.WARNING, "PMIx server did not terminate within 30 s");
+      }
+      // Epilogs already handed to the host thread (a deregistered job's cleanup directories)
+      // still run, as libpmix runs them before its finalize returns; a host upcall that hangs
+      // delays this by at most a few seconds.
+      ExecutorService h = ownedHostExecutor;
+      if (h != null && !h.awaitTermination(5, TimeUnit.SECONDS)) {
+        LOG.log(Level.WARNING, "the PMIx server's host thread did not finish within 5 s");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

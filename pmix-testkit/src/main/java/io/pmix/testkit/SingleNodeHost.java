@@ -83,6 +83,10 @@ import org.jspecify.annotations.Nullable;
  *       is answered, anything else is {@code PMIX_ERR_NOT_FOUND}.
  *   <li>Tools (when the server accepts them): the interface's default, i.e. the server's own
  *       rules decide.
+ *   <li>Job control: {@code PMIX_ERR_NOT_SUPPORTED}, what PRRTE answers to the declarations
+ *       ({@code pmix.jctrl.preempt}, {@code pmix.jctrl.ckmethod}); PRRTE's kill, signal and
+ *       terminate are not done here yet. The cleanup directives never get here: the server runs
+ *       them. Monitors other than heartbeats (the server's) likewise.
  *   <li>Everything else (log, ...): {@code PMIX_ERR_NOT_SUPPORTED}.
  * </ul>
  *

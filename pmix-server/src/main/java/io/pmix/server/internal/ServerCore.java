@@ -24,8 +24,10 @@ import io.pmix.common.internal.message.DisconnectNbRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
 import io.pmix.common.internal.message.FinalizeRequest;
 import io.pmix.common.internal.message.GetNbRequest;
+import io.pmix.common.internal.message.JobControlRequest;
 import io.pmix.common.internal.message.LogRequest;
 import io.pmix.common.internal.message.LookupNbRequest;
+import io.pmix.common.internal.message.MonitorRequest;
 import io.pmix.common.internal.message.NotifyRequest;
 import io.pmix.common.internal.message.PublishNbRequest;
 import io.pmix.common.internal.message.QueryRequest;
@@ -101,6 +103,7 @@ public final class ServerCore {
   private final Modex modex;
   private final Collectives collectives;
   private final QueryResponder queryResponder;
+  private final Monitors monitors;
   private final SnapshotBuilder snapshots;
   private final Map<Command, Route<?>> routes = new EnumMap<>(Command.class);
   private final SharedStores stores;
@@ -132,6 +135,7 @@ public final class ServerCore {
         new Admission(
             registry, lifecycle, host, hostCalls, options, tools, this::isStopping, stores.gate());
     this.events = new EventRouter(registry, host, hostCalls);
+    this.monitors = new Monitors(loop, events, host, hostCalls);
     this.modex = new Modex(registry, host, hostCalls, loop, limits, hostname, this::isStopping);
     this.collectives = new Collectives(registry, host, hostCalls, loop, limits, hostname);
     this.queryResponder = new QueryResponder(registry, host, hostCalls, options);
@@ -187,6 +191,9 @@ public final class ServerCore {
     route(Command.QUERY, QueryRequest.class, queryResponder::handleQuery);
     route(Command.LOG, LogRequest.class, forwarding::handleLog);
     route(Command.SPAWNNB, SpawnNbRequest.class, forwarding::handleSpawn);
+    JobControl jobControl = new JobControl(registry, lifecycle, host, hostCalls);
+    route(Command.JOB_CONTROL, JobControlRequest.class, jobControl::handle);
+    route(Command.MONITOR, MonitorRequest.class, monitors::handle);
     route(Command.CONNECTNB, ConnectNbRequest.class, collectives::handleConnect);
     route(Command.DISCONNECTNB, DisconnectNbRequest.class, collectives::handleDisconnect);
   }
@@ -220,6 +227,7 @@ public final class ServerCore {
   private final class Effects implements PeerLifecycle.Effects {
     @Override
     public void peerPruned(Peer peer) {
+      monitors.forget(peer);
       events.forget(peer);
       iof.forget(peer);
       modex.dropGetsOf(peer);
@@ -473,6 +481,7 @@ public final class ServerCore {
     stopping = true;
     collectives.shutdown(status);
     modex.shutdown(status);
+    monitors.shutdown();
     List<ChannelFuture> closes = lifecycle.closeAll();
     try {
       // After the writes under way: the writer thread removes the files, then stops.
@@ -527,7 +536,11 @@ public final class ServerCore {
       }
       int tag = frame.tag();
       if (Tags.isReserved(tag)) {
-        // Tag 1 heartbeat: no monitor yet. Tags 0 and 2 from a client are dropped, as C does.
+        // Tag 1 is a heartbeat (for the heartbeat monitors); tags 0 and 2 from a client are
+        // dropped, as C does.
+        if (tag == Tags.HEARTBEAT) {
+          monitors.beat(peer);
+        }
         return;
       }
       dispatch(peer, tag, frame.payload());

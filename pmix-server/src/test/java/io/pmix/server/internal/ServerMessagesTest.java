@@ -23,6 +23,9 @@ import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.GetNbRequest;
 import io.pmix.common.internal.message.GoldenMessages;
+import io.pmix.common.internal.message.JobControlRequest;
+import io.pmix.common.internal.message.MonitorRequest;
+import io.pmix.common.internal.message.NotifyPush;
 import io.pmix.common.internal.message.NotifyRequest;
 import io.pmix.common.internal.message.Request;
 import io.pmix.common.internal.wire.Command;
@@ -32,6 +35,9 @@ import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.common.internal.wire.Tags;
 import io.pmix.server.HostModule;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -42,6 +48,7 @@ import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -59,6 +66,9 @@ class ServerMessagesTest {
   private final List<String> hostCalls = new ArrayList<>();
 
   private EmbeddedCore fx;
+
+  /** What the host's disconnect upcall answers: completed by the test that needs it. */
+  private final CompletableFuture<Void> hostDisconnect = new CompletableFuture<>();
 
   /** A host that answers what the golden replies need and records every call. */
   private final HostModule host =
@@ -105,6 +115,21 @@ class ServerMessagesTest {
         }
 
         @Override
+        public CompletionStage<List<Info>> jobControl(
+            Proc requester, List<Proc> targets, List<Info> directives) {
+          hostCalls.add("jobControl " + requester + " " + targets + " "
+              + directives.stream().map(Info::key).toList());
+          // The scripted server's acknowledgement in reply.job-control.
+          return CompletableFuture.completedFuture(List.of(Info.of("fake.jctrl.ack", true)));
+        }
+
+        @Override
+        public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
+          hostCalls.add("disconnect " + procs);
+          return hostDisconnect;
+        }
+
+        @Override
         public CompletionStage<byte[]> fenceNb(List<Proc> procs, List<Info> info, byte[] data) {
           hostCalls.add("fence " + procs);
           return CompletableFuture.completedFuture(new byte[0]);
@@ -143,7 +168,11 @@ class ServerMessagesTest {
   }
 
   private void start() {
-    fx = new EmbeddedCore(host, EmbeddedCore.options().build(), true, 0x1234, 0x5678);
+    start(host);
+  }
+
+  private void start(HostModule h) {
+    fx = new EmbeddedCore(h, EmbeddedCore.options().build(), true, 0x1234, 0x5678);
   }
 
   private void register(String nspace, int n) {
@@ -237,9 +266,8 @@ class ServerMessagesTest {
     // Commands this server does not serve: NOT_SUPPORTED, as for any command without a handler.
     for (String refused :
         List.of(
-            "job-control", "job-control.no-targets", "iof-pull", "iof-pull.directives",
-            "iof-push", "iof-push.eof", "iof-dereg", "iof-dereg.directives", "spawnnb",
-            "spawnnb.two-apps")) {
+            "iof-pull", "iof-pull.directives", "iof-push", "iof-push.eof", "iof-dereg",
+            "iof-dereg.directives", "spawnnb", "spawnnb.two-apps")) {
       sendGolden(c, tag, refused, f);
       assertGolden("reply.status.error", f, c, tag++, refused);
     }
@@ -309,6 +337,279 @@ class ServerMessagesTest {
     fx.loopOwner.advanceTimeBy(10, TimeUnit.SECONDS);
     fx.loopOwner.runScheduledPendingTasks();
     assertGolden("reply.connectnb.failed", f, c, 101, "timed out");
+  }
+
+  /**
+   * OpenPMIx master's simptimeout: a disconnect with {@code pmix.timeout} that a local
+   * participant never joins answers TIMEOUT (the host never asked), as a connect does.
+   */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void disconnectThatTimesOutLocallyRepliesTimeoutWithoutTheHost(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, f);
+    // childjob:0 and testjob:*, pmix.timeout 10: rank 1 never arrives.
+    sendGolden(c, 101, "disconnectnb", f);
+    assertNull(c.readOutbound());
+    fx.loopOwner.advanceTimeBy(10, TimeUnit.SECONDS);
+    fx.loopOwner.runScheduledPendingTasks();
+    assertGolden("reply.connectnb.failed", f, c, 101, "timed out");
+    assertEquals(List.of(), hostCalls);
+  }
+
+  /**
+   * Once every local participant of a disconnect has arrived the host has it: its {@code
+   * pmix.timeout} no longer fires here (master deletes the local-phase timer), and the host's
+   * answer is what the callers get.
+   */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void disconnectTimeoutStopsWhenTheHostHasIt(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c0 = client("testjob", 0, f);
+    EmbeddedChannel c1 = client("testjob", 1, f);
+    sendGolden(c0, 101, "disconnectnb", f);
+    sendGolden(c1, 101, "disconnectnb", f);
+    assertEquals(List.of("disconnect [childjob:0, testjob:WILDCARD]"), hostCalls);
+    fx.loopOwner.advanceTimeBy(30, TimeUnit.SECONDS);
+    fx.loopOwner.runScheduledPendingTasks();
+    assertNull(c0.readOutbound());
+    assertNull(c1.readOutbound());
+    hostDisconnect.complete(null);
+    fx.loopOwner.runPendingTasks();
+    c0.runPendingTasks();
+    c1.runPendingTasks();
+    assertEquals(Status.SUCCESS, status(c0, 101, f));
+    assertEquals(Status.SUCCESS, status(c1, 101, f));
+  }
+
+  // ---- job control ----
+
+  /** JOB_CONTROL goes to the host's jobControl, whose results follow SUCCESS in the reply. */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void jobControlIsTheHostsAndRepliesWithTheGoldenResults(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, f);
+    sendGolden(c, 101, "job-control", f);
+    assertGolden("reply.job-control", f, c, 101, "the host's results");
+    sendGolden(c, 102, "job-control.no-targets", f);
+    assertGolden("reply.job-control", f, c, 102, "the host's results");
+    assertEquals(
+        List.of("jobControl testjob:0 [testjob:WILDCARD] [pmix.jctrl.kill]",
+            "jobControl testjob:0 [] [pmix.jctrl.kill]"),
+        hostCalls);
+  }
+
+  /** A host without the upcall: NOT_SUPPORTED at once (what PRRTE answers to what it lacks). */
+  @Test
+  void jobControlWithoutTheUpcallIsNotSupportedAtOnce() {
+    start(new HostModule() {});
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    sendGolden(c, 101, "job-control", WireFormat.DEFAULT);
+    assertEquals(Status.ERR_NOT_SUPPORTED, status(c, 101, WireFormat.DEFAULT));
+  }
+
+  private static JobControlRequest cleanup(List<Proc> targets, Info... directives) {
+    return new JobControlRequest(targets, List.of(directives));
+  }
+
+  /**
+   * Cleanup directives are the server's: answered SUCCESS without the host, and the directory
+   * (recursively, but for the ignored file and the directories holding it) and the file are
+   * removed when the host deregisters the namespace, not before.
+   */
+  @Test
+  void cleanupDirectivesAreServedByTheServerAtDeregistration(@TempDir Path tmp)
+      throws IOException {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    Path dir = Files.createDirectories(tmp.resolve("session/sub/deeper"));
+    Files.writeString(dir.resolve("a"), "a");
+    Path kept = Files.writeString(tmp.resolve("session/sub/keep"), "k");
+    Path gone = Files.writeString(tmp.resolve("session/x"), "x");
+    Path file = Files.writeString(tmp.resolve("lone"), "l");
+    Path top = tmp.resolve("session");
+    send(c, 101, cleanup(List.of(),
+        Info.of(Keys.REGISTER_CLEANUP_DIR, Value.of(top.toString())),
+        Info.of(Keys.CLEANUP_RECURSIVE, Value.of(true)),
+        Info.of(Keys.CLEANUP_IGNORE, Value.of(kept.toString()))), WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, cleanup(List.of(Proc.wildcard("testjob")),
+        Info.of(Keys.REGISTER_CLEANUP, Value.of(file.toString()))), WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 102, WireFormat.DEFAULT));
+    assertEquals(List.of(), hostCalls);
+    assertTrue(Files.exists(gone) && Files.exists(file));
+    assertEquals(Status.SUCCESS, fx.core.deregisterNspace("testjob"));
+    fx.loopOwner.runPendingTasks();
+    assertFalse(Files.exists(dir.getParent().resolve("deeper")));
+    assertFalse(Files.exists(gone));
+    assertFalse(Files.exists(file));
+    assertTrue(Files.exists(kept), "ignored");
+  }
+
+  /** Without pmix.clnup.recurse only the top directory's files go; pmix.clnup.lvtop keeps it. */
+  @Test
+  void aCleanupDirectoryWithoutRecursionKeepsItsSubdirectories(@TempDir Path tmp)
+      throws IOException {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    Path sub = Files.createDirectories(tmp.resolve("d/sub"));
+    Path f = Files.writeString(tmp.resolve("d/f"), "f");
+    Path empty = Files.createDirectories(tmp.resolve("e"));
+    send(c, 101, cleanup(List.of(Proc.of("testjob", 0)),
+        Info.of(Keys.REGISTER_CLEANUP_DIR, Value.of(tmp.resolve("d").toString()))),
+        WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, cleanup(List.of(Proc.of("testjob", 0)),
+        Info.of(Keys.REGISTER_CLEANUP_DIR, Value.of(empty.toString())),
+        Info.of(Keys.CLEANUP_LEAVE_TOPDIR, Value.of(true))), WireFormat.DEFAULT);
+    assertEquals(Status.SUCCESS, status(c, 102, WireFormat.DEFAULT));
+    assertEquals(Status.SUCCESS, fx.core.deregisterClient(Proc.of("testjob", 0)));
+    fx.loopOwner.runPendingTasks();
+    assertFalse(Files.exists(f));
+    assertTrue(Files.isDirectory(sub));
+    assertTrue(Files.isDirectory(empty), "left by pmix.clnup.lvtop");
+  }
+
+  /**
+   * A path both to remove and to ignore is CONFLICTING_CLEANUP_DIRECTIVES (-51); a path that is
+   * no string is BAD_PARAM; mixed with other directives, the host gets them all.
+   */
+  @Test
+  void conflictingOrMalformedCleanupIsRefusedAndMixedRequestsReachTheHost() {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    send(c, 101, cleanup(List.of(),
+        Info.of(Keys.CLEANUP_IGNORE, Value.of("/nonexistent/p")),
+        Info.of(Keys.REGISTER_CLEANUP, Value.of("/nonexistent/p"))), WireFormat.DEFAULT);
+    assertEquals(Status.ERR_CONFLICTING_CLEANUP_DIRECTIVES, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, cleanup(List.of(), Info.of(Keys.REGISTER_CLEANUP.name(), Value.of(7))),
+        WireFormat.DEFAULT);
+    assertEquals(Status.ERR_BAD_PARAM, status(c, 102, WireFormat.DEFAULT));
+    assertEquals(List.of(), hostCalls);
+    send(c, 103, cleanup(List.of(),
+        Info.of(Keys.REGISTER_CLEANUP, Value.of("/nonexistent/q")),
+        Info.of(Keys.JOB_CTRL_PREEMPTIBLE, Value.of(true))), WireFormat.DEFAULT);
+    assertGolden("reply.job-control", WireFormat.DEFAULT, c, 103, "the host's results");
+    assertEquals(
+        List.of("jobControl testjob:0 [] [pmix.reg.cleanup, pmix.jctrl.preempt]"), hostCalls);
+  }
+
+  // ---- monitoring ----
+
+  /** An empty tag-1 message: what PMIx_Heartbeat sends. */
+  private void heartbeat(EmbeddedChannel ch) {
+    ByteBuf f = Unpooled.buffer();
+    f.writeInt(0).writeInt(Tags.HEARTBEAT).writeInt(0).writeInt(0);
+    ch.writeInbound(f);
+    fx.loopOwner.runPendingTasks();
+  }
+
+  private void windows(int n) {
+    for (int i = 0; i < n; i++) {
+      fx.loopOwner.advanceTimeBy(1, TimeUnit.SECONDS);
+      fx.loopOwner.runScheduledPendingTasks();
+    }
+  }
+
+  /**
+   * The golden heartbeat monitor (one-second windows, one drop allowed, 4.2.2 client's bytes) is
+   * the server's: SUCCESS alone, the host never asked. Heartbeats keep it quiet; two empty windows
+   * in a row raise MONITOR_HEARTBEAT_ALERT about the requester to the other clients (not to the
+   * requester), once, until it beats again.
+   */
+  @ParameterizedTest
+  @MethodSource("formats")
+  void aHeartbeatMonitorAlertsAfterMoreEmptyWindowsThanDrops(WireFormat f) {
+    start();
+    register("testjob", 2);
+    EmbeddedChannel listener = client("testjob", 0, f);
+    EmbeddedChannel watched = client("testjob", 1, f);
+    sendGolden(listener, 101, "regevents.default", f);
+    assertGolden("reply.status", f, listener, 101, "registered");
+    sendGolden(watched, 101, "regevents.default", f);
+    assertGolden("reply.status", f, watched, 101, "registered");
+    sendGolden(watched, 102, "monitor.heartbeat", f);
+    assertGolden("reply.status", f, watched, 102, "monitoring");
+    assertEquals(List.of(), hostCalls);
+    for (int i = 0; i < 3; i++) {
+      heartbeat(watched);
+      windows(1);
+    }
+    windows(1); // one empty window: within the drops
+    assertNull(listener.readOutbound());
+    windows(1);
+    NotifyPush alert = push(listener, f);
+    assertEquals(Status.MONITOR_HEARTBEAT_ALERT, alert.code());
+    assertEquals(Proc.of("testjob", 1), alert.source());
+    windows(3);
+    assertNull(listener.readOutbound(), "reported once");
+    assertNull(watched.readOutbound(), "the source is not told");
+    heartbeat(watched);
+    windows(3);
+    assertEquals(Proc.of("testjob", 1), push(listener, f).source());
+    // The requester's connection ends: so does its monitor.
+    var unused = watched.close();
+    fx.loopOwner.runPendingTasks();
+    windows(5);
+    assertNull(listener.readOutbound());
+  }
+
+  private static NotifyPush push(EmbeddedChannel ch, WireFormat f) {
+    PmixReader r = new PmixReader(Unpooled.wrappedBuffer(readFrame(ch, Tags.NOTIFY)), f);
+    assertEquals(Command.NOTIFY.code(), r.unpackByteEnum(DataType.COMMAND));
+    return NotifyPush.decode(r);
+  }
+
+  /**
+   * A cancel naming the monitor's id stops it (no alert however long the requester stays
+   * silent); one naming no monitor of the server's goes to the host; a cancel whose value is no
+   * string is BAD_PARAM.
+   */
+  @Test
+  void aCancelledHeartbeatMonitorStaysQuiet() {
+    start();
+    register("testjob", 2);
+    WireFormat f = WireFormat.DEFAULT;
+    EmbeddedChannel listener = client("testjob", 0, f);
+    EmbeddedChannel watched = client("testjob", 1, f);
+    sendGolden(listener, 101, "regevents.default", f);
+    assertGolden("reply.status", f, listener, 101, "registered");
+    sendGolden(watched, 101, "monitor.heartbeat", f); // id HB1
+    assertGolden("reply.status", f, watched, 101, "monitoring");
+    send(watched, 102, new MonitorRequest(Info.of("pmix.monitor.cancel", "other"),
+        Status.SUCCESS, List.of()), f);
+    assertEquals(Status.ERR_NOT_SUPPORTED, status(watched, 102, f), "not ours: the host's");
+    send(watched, 103, new MonitorRequest(Info.of("pmix.monitor.cancel", true),
+        Status.SUCCESS, List.of()), f);
+    assertEquals(Status.ERR_BAD_PARAM, status(watched, 103, f));
+    send(watched, 104, new MonitorRequest(Info.of("pmix.monitor.cancel", "HB1"),
+        Status.SUCCESS, List.of()), f);
+    assertEquals(Status.SUCCESS, status(watched, 104, f));
+    windows(10);
+    assertNull(listener.readOutbound());
+  }
+
+  /** A heartbeat monitor without a window is BAD_PARAM; any other monitor is the host's. */
+  @Test
+  void aHeartbeatMonitorWithoutAWindowIsRefusedAndOtherMonitorsAreTheHosts() {
+    start();
+    register("testjob", 1);
+    EmbeddedChannel c = client("testjob", 0, WireFormat.DEFAULT);
+    send(c, 101, new MonitorRequest(Info.of("pmix.monitor.mbeat", Value.Pointer.INSTANCE),
+        Status.SUCCESS, List.of(Info.of("pmix.monitor.id", "x"))), WireFormat.DEFAULT);
+    assertEquals(Status.ERR_BAD_PARAM, status(c, 101, WireFormat.DEFAULT));
+    send(c, 102, new MonitorRequest(Info.of("pmix.monitor.fmon", "/some/file"),
+        Status.MONITOR_FILE_ALERT, List.of()), WireFormat.DEFAULT);
+    assertEquals(Status.ERR_NOT_SUPPORTED, status(c, 102, WireFormat.DEFAULT));
   }
 
   @ParameterizedTest

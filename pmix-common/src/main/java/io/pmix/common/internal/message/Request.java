@@ -26,6 +26,7 @@ public sealed interface Request extends Message
         ConnectNbRequest,
         DisconnectNbRequest,
         JobControlRequest,
+        MonitorRequest,
         IofPullRequest,
         IofDeregRequest,
         IofPushRequest {

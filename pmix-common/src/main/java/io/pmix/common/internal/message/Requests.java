@@ -77,6 +77,8 @@ public final class Requests {
         return LogRequest.decode(r, logWithTime);
       case JOB_CONTROL:
         return JobControlRequest.decode(r);
+      case MONITOR:
+        return MonitorRequest.decode(r);
       case IOF_PULL:
         return IofPullRequest.decode(r);
       case IOF_PUSH:

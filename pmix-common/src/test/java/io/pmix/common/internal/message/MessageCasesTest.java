@@ -131,6 +131,12 @@ class MessageCasesTest {
     c.put("disconnectnb", request(new DisconnectNbRequest(TWO_NSPACES, TIMEOUT)));
     c.put("job-control", request(new JobControlRequest(List.of(JOB), KILL)));
     c.put("job-control.no-targets", request(new JobControlRequest(List.of(), KILL)));
+    // NON_DESC: the bytes a 4.2.2 client (pmix-testkit's hb_client.c) sends, seen with strace.
+    c.put("monitor.heartbeat", request(new MonitorRequest(
+        Info.of("pmix.monitor.mbeat", Value.Pointer.INSTANCE), Status.MONITOR_HEARTBEAT_ALERT,
+        List.of(Info.of("pmix.monitor.id", "HB1"),
+            Info.of("pmix.monitor.btime", Value.uint32(1)),
+            Info.of("pmix.monitor.bdrop", Value.uint32(1))))));
     c.put("iof-pull", request(new IofPullRequest(List.of(JOB), List.of(), 6, 1)));
     c.put("iof-pull.directives", request(new IofPullRequest(TWO_RANKS, WAIT, 2, 42)));
     c.put("iof-dereg", request(new IofDeregRequest(List.of(), 1)));

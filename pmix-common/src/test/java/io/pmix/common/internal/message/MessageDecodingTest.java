@@ -179,6 +179,12 @@ class MessageDecodingTest {
       w.packSize(HUGE);
       w.packSize(0);
     });
+    decoders.add(MonitorRequest::decode);
+    bodies.add(w -> {
+      w.pack(DataType.INFO, List.of(Info.of("pmix.monitor.mbeat", true)));
+      w.packStatus(Status.SUCCESS);
+      w.packSize(HUGE);
+    });
     decoders.add(IofPullRequest::decode);
     bodies.add(w -> {
       w.packSize(HUGE);

@@ -96,25 +96,34 @@ public final class Collectives {
    */
   public void handleConnect(Peer peer, int tag, ConnectNbRequest q) {
     List<Info> info = q.directives();
-    long timeout = 0;
-    for (Info i : info) {
-      if (i.key().equals(Keys.TIMEOUT.name())) {
-        timeout = i.value().asLong();
-        break;
-      }
-    }
-    arrive(Command.CONNECTNB, q.procs(), info, false, timeout, peer, tag);
+    arrive(Command.CONNECTNB, q.procs(), info, false, timeoutOf(info), peer, tag);
   }
 
-  /** DISCONNECTNB: as {@link #handleConnect}, without a timeout (as in C). */
+  /**
+   * DISCONNECTNB: as {@link #handleConnect}, but {@code pmix.timeout} bounds only the local
+   * collection, as a fence's does: OpenPMIx master times it (4.2.2 to 6.1 ignore it, so a
+   * participant that never calls hung the others), and the host owns any timeout after that.
+   */
   public void handleDisconnect(Peer peer, int tag, DisconnectNbRequest q) {
-    arrive(Command.DISCONNECTNB, q.procs(), q.directives(), false, 0, peer, tag);
+    List<Info> info = q.directives();
+    arrive(Command.DISCONNECTNB, q.procs(), info, false, timeoutOf(info), peer, tag);
+  }
+
+  /** The first {@code pmix.timeout} among the directives, in seconds; 0 when none. */
+  private static long timeoutOf(List<Info> info) {
+    for (Info i : info) {
+      if (i.key().equals(Keys.TIMEOUT.name())) {
+        return i.value().asLong();
+      }
+    }
+    return 0;
   }
 
   /**
    * Counts {@code peer}'s arrival at the collective of {@code type} over {@code procs}, opening
-   * its tracker if it is the first, then checks whether the collective can go on. A fence's
-   * timeout stops mattering once the host has it; a connect's runs until the end, as in C.
+   * its tracker if it is the first, then checks whether the collective can go on. A fence's or
+   * disconnect's timeout stops mattering once the host has it; a connect's runs until the end,
+   * as in 4.2.2 to 6.1 (master stops it at the host too).
    */
   private void arrive(
       Command type,
@@ -137,7 +146,7 @@ public final class Collectives {
       trackers.add(t);
     }
     t.arrive(peer, tag, collect, info);
-    boolean stopsAtHost = type == Command.FENCENB;
+    boolean stopsAtHost = type != Command.CONNECTNB;
     if (timeout > 0 && !t.hasTimer() && !(stopsAtHost && t.hostCalled())) {
       FenceTracker tt = t;
       t.timer(
@@ -261,10 +270,13 @@ public final class Collectives {
       complete(t, t.localStatus());
       return;
     }
+    boolean connect = t.type() == Command.CONNECTNB;
+    if (!connect) {
+      t.cancelTimer(); // the host owns a disconnect's timeout from here
+    }
     t.markHostCalled();
     List<Proc> procs = t.procs();
     List<Info> hostInfo = t.hostInfo();
-    boolean connect = t.type() == Command.CONNECTNB;
     hostCalls.call(
         () -> connect ? host.connect(procs, hostInfo) : host.disconnect(procs, hostInfo),
         (x, failure) -> {
