@@ -28,6 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -90,9 +91,14 @@ public final class DstoreWriter implements AutoCloseable {
     final Map<Long, Chain> ranks = new HashMap<>();
     @Nullable Segment lockSegment;
     Pointer[] mutexes = new Pointer[0];
+    /** What a failure to take its mutexes names (made once: a write takes them all). */
+    final String signalWhat;
+    final String mainWhat;
 
     Ns(String name) {
       this.name = name;
+      this.signalWhat = "ds21 signal lock of " + name;
+      this.mainWhat = "ds21 lock of " + name;
     }
   }
 
@@ -281,7 +287,69 @@ public final class DstoreWriter implements AutoCloseable {
    *     {@code PMIX_ERR_BAD_PARAM} for a value larger than a data segment
    */
   public void store(String nspace, int rank, Map<String, Value> values) {
+    storeAll(
+        List.of(new Write(nspace, rank, values)),
+        (w, e) -> {
+          throw e;
+        });
+  }
+
+  /** One {@link #store} of a {@link #storeAll} batch. */
+  public record Write(String nspace, int rank, Map<String, Value> values) {}
+
+  /**
+   * {@link #store}s {@code writes} in order under one taking of the writer lock (a ds21 lock is
+   * one mutex pair per local process of every namespace: taking it once per commit of a
+   * 1,024-process job was most of that job's fence). A write that fails (as for {@link #store})
+   * is given to {@code failed} and the others go on; a lock not granted in time fails them all.
+   */
+  public void storeAll(List<Write> writes, BiConsumer<Write, RuntimeException> failed) {
     checkOpen();
+    List<Write> ready = new ArrayList<>(writes.size());
+    List<Ns> targets = new ArrayList<>(writes.size());
+    List<List<Map.Entry<byte[], byte[]>>> packedAll = new ArrayList<>(writes.size());
+    for (Write w : writes) {
+      try {
+        List<Map.Entry<byte[], byte[]>> packed = packAll(w.nspace(), w.values());
+        if (!packed.isEmpty()) {
+          targets.add(namespaces.computeIfAbsent(w.nspace(), Ns::new));
+          packedAll.add(packed);
+          ready.add(w);
+        }
+      } catch (RuntimeException e) {
+        failed.accept(w, e);
+      }
+    }
+    if (ready.isEmpty()) {
+      return;
+    }
+    List<Pointer> held;
+    try {
+      held = lock();
+    } catch (RuntimeException e) {
+      for (Write w : ready) {
+        failed.accept(w, e);
+      }
+      return;
+    }
+    try {
+      for (int i = 0; i < ready.size(); i++) {
+        Write w = ready.get(i);
+        long stored =
+            w.rank() == Proc.RANK_WILDCARD ? WILDCARD_STORED : Integer.toUnsignedLong(w.rank());
+        try {
+          ensureEntry(targets.get(i));
+          append(targets.get(i), stored, packedAll.get(i));
+        } catch (RuntimeException e) {
+          failed.accept(w, e);
+        }
+      }
+    } finally {
+      unlock(held);
+    }
+  }
+
+  private List<Map.Entry<byte[], byte[]>> packAll(String nspace, Map<String, Value> values) {
     DstoreReader.checkNamespace(nspace);
     List<Map.Entry<byte[], byte[]>> packed = new ArrayList<>(values.size());
     for (Map.Entry<String, Value> e : values.entrySet()) {
@@ -295,18 +363,7 @@ public final class DstoreWriter implements AutoCloseable {
       }
       packed.add(Map.entry(key, pack(e.getValue())));
     }
-    if (packed.isEmpty()) {
-      return;
-    }
-    Ns ns = namespaces.computeIfAbsent(nspace, Ns::new);
-    long stored = rank == Proc.RANK_WILDCARD ? WILDCARD_STORED : Integer.toUnsignedLong(rank);
-    List<Pointer> held = lock();
-    try {
-      ensureEntry(ns);
-      append(ns, stored, packed);
-    } finally {
-      unlock(held);
-    }
+    return packed;
   }
 
   private byte[] pack(Value v) {
@@ -552,13 +609,13 @@ public final class DstoreWriter implements AutoCloseable {
       }
       for (Ns ns : namespaces.values()) {
         for (int i = 0; i < ns.mutexes.length; i += 2) {
-          WriterNatives.lockMutex(ns.mutexes[i], deadline, "ds21 signal lock of " + ns.name);
+          WriterNatives.lockMutex(ns.mutexes[i], deadline, ns.signalWhat);
           held.add(ns.mutexes[i]);
         }
       }
       for (Ns ns : namespaces.values()) {
         for (int i = 1; i < ns.mutexes.length; i += 2) {
-          WriterNatives.lockMutex(ns.mutexes[i], deadline, "ds21 lock of " + ns.name);
+          WriterNatives.lockMutex(ns.mutexes[i], deadline, ns.mainWhat);
           held.add(ns.mutexes[i]);
         }
       }

@@ -83,6 +83,37 @@ class DstoreWriterTest {
     }
   }
 
+  /**
+   * A batch is written under one lock, in order; a write that cannot be made (a namespace that
+   * names a path, a value larger than a data segment) is reported and the others still land.
+   */
+  @ParameterizedTest
+  @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
+  void aBatchWritesEveryGoodWriteAndReportsTheBadOnes(GdsKind kind) throws IOException {
+    Map<String, String> env = Map.of("NS_DATA_SEG_SIZE", "4096");
+    try (DstoreWriter w = writer(kind, env)) {
+      w.addNamespace("job1", 2);
+      List<DstoreWriter.Write> batch =
+          List.of(
+              new DstoreWriter.Write("job1", 0, values("k.a", Value.of("first"))),
+              new DstoreWriter.Write("../escape", 0, values("k.a", Value.of("x"))),
+              new DstoreWriter.Write("job1", 1, values("k.big", Value.of(new byte[8192]))),
+              new DstoreWriter.Write("job1", 0, values("k.a", Value.of("again"))),
+              new DstoreWriter.Write("job1", 1, values("k.b", Value.of(7))));
+      List<String> failed = new java.util.ArrayList<>();
+      w.storeAll(batch, (x, e) -> failed.add(x.nspace() + ":" + x.rank() + " "
+          + ((io.pmix.common.PmixException) e).status().name()));
+      assertEquals(
+          List.of("../escape:0 PMIX_ERR_BAD_PARAM", "job1:1 PMIX_ERR_BAD_PARAM"), failed);
+      try (DstoreReader r =
+          DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        assertEquals(Value.of("again"), found(r.fetch(new Proc("job1", 0), "k.a")));
+        assertEquals(Value.of(7), found(r.fetch(new Proc("job1", 1), "k.b")));
+        assertInstanceOf(GdsModule.Fetched.NoKey.class, r.fetch(new Proc("job1", 1), "k.big"));
+      }
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
   void manySmallSegmentsAndManyNamespaces(GdsKind kind) throws IOException {

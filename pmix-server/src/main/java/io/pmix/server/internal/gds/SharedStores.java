@@ -24,7 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -42,7 +44,8 @@ import org.jspecify.annotations.Nullable;
  * server, which answers from its own data.
  *
  * <p>The writes run on the stores' own thread ({@link StoreWrites}), in the order this class
- * receives them, with copies of the values; what store readers are told after a write passes
+ * receives them, with copies of the values, consecutive data writes in one batch under one
+ * taking of each store's lock; what store readers are told after a write passes
  * {@link #gate}. Progress thread only, except {@link #environment}, {@link #environmentFor},
  * {@link #serves} and {@link #directories}.
  */
@@ -243,10 +246,62 @@ public final class SharedStores implements AutoCloseable {
   }
 
   private void write(Runnable w) {
+    enqueue(w);
+  }
+
+  /**
+   * What the writer thread is to do, in order: a {@link DstoreWriter.Write} (run in batches of
+   * consecutive ones, under one taking of each store's lock) or another task. Filled on the
+   * progress thread, drained on the writer thread.
+   */
+  private final ConcurrentLinkedQueue<Object> ops = new ConcurrentLinkedQueue<>();
+
+  /** Whether a drain is submitted that has not started yet (it will take what is queued). */
+  private final AtomicBoolean drainQueued = new AtomicBoolean();
+
+  private void enqueue(Object op) {
     StoreWrites ws = writes;
-    if (ws != null && closed == null) {
-      ws.submit(w);
+    if (ws == null || closed != null) {
+      return;
     }
+    ops.add(op);
+    // One drain per burst: what a busy writer thread finds queued goes in one batch. A reply
+    // gated after this op waits for the drain submitted here, or for the one not yet started.
+    if (drainQueued.compareAndSet(false, true)) {
+      ws.submit(this::drain);
+    }
+  }
+
+  /** Writer thread. */
+  private void drain() {
+    drainQueued.set(false);
+    List<DstoreWriter.Write> batch = new ArrayList<>();
+    for (Object op = ops.poll(); op != null; op = ops.poll()) {
+      if (op instanceof DstoreWriter.Write w) {
+        batch.add(w);
+        continue;
+      }
+      storeBatch(batch);
+      ((Runnable) op).run();
+    }
+    storeBatch(batch);
+  }
+
+  private void storeBatch(List<DstoreWriter.Write> batch) {
+    if (batch.isEmpty()) {
+      return;
+    }
+    for (DstoreWriter w : writers) {
+      w.storeAll(
+          batch,
+          (x, e) ->
+              LOG.log(
+                  Level.WARNING,
+                  "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
+                      + " not stored (its readers will ask the server)",
+                  e));
+    }
+    batch.clear();
   }
 
   /**
@@ -292,20 +347,7 @@ public final class SharedStores implements AutoCloseable {
     if (values.isEmpty()) {
       return;
     }
-    write(
-        () -> {
-          for (DstoreWriter w : writers) {
-            try {
-              w.store(nspace, rank, values);
-            } catch (RuntimeException e) {
-              LOG.log(
-                  Level.WARNING,
-                  "gds " + w.kind().libpmixName() + ": data of " + nspace + ":" + rank
-                      + " not stored (its readers will ask the server)",
-                  e);
-            }
-          }
-        });
+    enqueue(new DstoreWriter.Write(nspace, rank, values));
   }
 
   /** A namespace was deregistered: every file naming it goes. */
