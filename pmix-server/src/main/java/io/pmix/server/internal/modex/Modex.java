@@ -215,10 +215,31 @@ public final class Modex {
       return;
     }
     if (local) {
-      pending.park(g, timeout > 0 ? timeout : DEFAULT_LOCAL_GET_TIMEOUT_SECONDS);
+      pending.park(g, timeout > 0 ? timeout : defaultLocalWait(peer));
     } else {
       pending.requestDmodex(g, info);
     }
+  }
+
+  /**
+   * The wait for a local target's commit when the caller gave no timeout: 4.2.2's 2 s for a 4.x
+   * client; none for a 5.x+ one, whose servers set no timer (the get is answered when the target
+   * commits or is gone). simpdmodex's rank 0 sleeps exactly 2 s before it commits.
+   */
+  private static long defaultLocalWait(Peer peer) {
+    String v = peer.version();
+    int i = 0;
+    while (i < v.length() && !Character.isDigit(v.charAt(i))) {
+      i++;
+    }
+    int major = 0;
+    for (; i < v.length() && Character.isDigit(v.charAt(i)); i++) {
+      major = major * 10 + (v.charAt(i) - '0');
+      if (major > 1000) {
+        break;
+      }
+    }
+    return major >= 5 ? 0 : DEFAULT_LOCAL_GET_TIMEOUT_SECONDS;
   }
 
   /**
