@@ -1,7 +1,5 @@
 package io.pmix.common.codec;
 
-import io.netty.buffer.ByteBuf;
-
 /**
  * OpenPMIx's flex128 integer encoding: little-endian base-128 groups with a continuation bit, at
  * most nine bytes, the ninth carrying eight value bits (so never the tenth byte LEB128 would need
@@ -21,7 +19,7 @@ final class Flex128 {
     return (u >>> 1) ^ -(u & 1);
   }
 
-  static void write(ByteBuf out, long u) {
+  static void write(WireBuffer out, long u) {
     for (int i = 0; i < 8; i++) {
       int b = (int) (u & 0x7f);
       u >>>= 7;

@@ -45,7 +45,7 @@ import org.jspecify.annotations.Nullable;
  * <p>No other exception escapes, whatever the bytes. Memory allocated is bounded by the input's
  * size: lists are never pre-sized beyond the bytes that remain, and every item costs input bytes
  * except POINTERs, which are rationed as above. After a failure the buffer position is unspecified
- * (as in C). The reader borrows its {@link ByteBuf}; not thread-safe.
+ * (as in C). The reader borrows its {@link WireBuffer} (or Netty {@link ByteBuf}); not thread-safe.
  */
 public final class PmixReader {
   /**
@@ -62,7 +62,7 @@ public final class PmixReader {
   /** How many more POINTER items than bytes read a reader hands out. */
   private static final int POINTER_ALLOWANCE = 64;
 
-  private final ByteBuf in;
+  private final WireBuffer in;
   private final WireFormat format;
   private final CodecLimits limits;
   private final int startIndex;
@@ -70,7 +70,7 @@ public final class PmixReader {
   private int depth;
 
   /** A reader of {@code in} in {@code format} under {@code limits}. */
-  public PmixReader(ByteBuf in, WireFormat format, CodecLimits limits) {
+  public PmixReader(WireBuffer in, WireFormat format, CodecLimits limits) {
     this.in = requireNonNull(in, "in");
     this.format = requireNonNull(format, "format");
     this.limits = requireNonNull(limits, "limits");
@@ -78,13 +78,23 @@ public final class PmixReader {
   }
 
   /** A reader in {@code format} with the default limits. */
-  public PmixReader(ByteBuf in, WireFormat format) {
+  public PmixReader(WireBuffer in, WireFormat format) {
     this(in, format, CodecLimits.DEFAULT);
+  }
+
+  /** A reader of a Netty buffer (its reader index moves) in {@code format} under {@code limits}. */
+  public PmixReader(ByteBuf in, WireFormat format, CodecLimits limits) {
+    this(WireBuffer.of(in), format, limits);
+  }
+
+  /** A reader of a Netty buffer in {@code format} with the default limits. */
+  public PmixReader(ByteBuf in, WireFormat format) {
+    this(WireBuffer.of(in), format, CodecLimits.DEFAULT);
   }
 
   /** A reader in the 4.2.2 default format with the default limits. */
   public PmixReader(ByteBuf in) {
-    this(in, WireFormat.DEFAULT, CodecLimits.DEFAULT);
+    this(WireBuffer.of(in), WireFormat.DEFAULT, CodecLimits.DEFAULT);
   }
 
   /** The format read. */

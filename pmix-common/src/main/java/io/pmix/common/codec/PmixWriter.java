@@ -19,26 +19,45 @@ import java.util.List;
  * module v41). Each {@code pack} call appends one "pack call": the item count, then the items; a
  * fully described buffer adds a type tag before each.
  *
- * <p>The writer appends to a {@link ByteBuf} it borrows: the caller owns and releases it. Not
+ * <p>The writer appends to a {@link WireBuffer} (or Netty {@link ByteBuf}) it borrows: the caller
+ * owns and releases it. Not
  * thread-safe; use one writer per buffer being built.
  */
 public final class PmixWriter {
-  private final ByteBuf out;
+  private final WireBuffer out;
   private final WireFormat format;
 
   /** A writer appending to {@code out} in {@code format}. */
-  public PmixWriter(ByteBuf out, WireFormat format) {
+  public PmixWriter(WireBuffer out, WireFormat format) {
     this.out = requireNonNull(out, "out");
     this.format = requireNonNull(format, "format");
   }
 
-  /** A writer appending to {@code out} in the 4.2.2 default format. */
-  public PmixWriter(ByteBuf out) {
-    this(out, WireFormat.DEFAULT);
+  /** A writer appending to a Netty buffer in {@code format}. */
+  public PmixWriter(ByteBuf out, WireFormat format) {
+    this(WireBuffer.of(out), format);
   }
 
-  /** The buffer written to. */
+  /** A writer appending to a Netty buffer in the 4.2.2 default format. */
+  public PmixWriter(ByteBuf out) {
+    this(WireBuffer.of(out), WireFormat.DEFAULT);
+  }
+
+  /**
+   * The Netty buffer written to.
+   *
+   * @throws IllegalStateException if this writer appends to an array-backed {@link WireBuffer}
+   */
   public ByteBuf buffer() {
+    ByteBuf b = out.byteBuf();
+    if (b == null) {
+      throw new IllegalStateException("this writer appends to an array, not a ByteBuf");
+    }
+    return b;
+  }
+
+  /** The bytes written to. */
+  public WireBuffer wireBuffer() {
     return out;
   }
 

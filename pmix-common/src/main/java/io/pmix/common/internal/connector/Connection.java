@@ -2,22 +2,11 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.bootstrap.Bootstrap;
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelFutureListener;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.util.ReferenceCountUtil;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.internal.message.FinalizeRequest;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.ReqReply;
@@ -25,29 +14,34 @@ import io.pmix.common.internal.message.ReqRequest;
 import io.pmix.common.internal.message.StatusReply;
 import io.pmix.common.internal.wire.ClientReply;
 import io.pmix.common.internal.wire.ConnectReply;
-import io.pmix.common.internal.wire.ConnectReplyDecoder;
+import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectRequest;
-import io.pmix.common.internal.wire.ConnectRequestEncoder;
 import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.Frame;
 import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
+import io.pmix.common.internal.wire.ReplyLayout;
 import io.pmix.common.internal.wire.PeerId;
 import io.pmix.common.internal.wire.Tags;
 import io.pmix.common.internal.wire.ToolReply;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The connection to the server of one cycle: bootstrap and connect retries, the handshake and the
+ * The connection to the server of one cycle, over a plain NIO socket of the {@link ProgressLoop}:
+ * connect retries, the handshake and the
  * job-data request (REQ) that together make an init, sending requests framed with their tags, the
  * inbound frames (replies to the {@link ReplyRouter}, pushes on the reserved tags to the {@link
  * Listener}), and the loss or close of the socket. Also the identity the handshake fixed, and the
@@ -62,6 +56,12 @@ final class Connection implements SessionPart {
 
   /** Largest reply accepted; C has no limit, so this only guards against a corrupt header. */
   private static final int MAX_PAYLOAD = 1 << 30;
+
+  /** How long a TCP connect may take before the attempt counts as failed. */
+  private static final long CONNECT_TIMEOUT_MILLIS = 10_000;
+
+  /** Bytes read from the socket per read call. */
+  private static final int READ_CHUNK = 64 * 1024;
 
   /** Where the connection hands what is not a reply; all on the progress thread. */
   interface Listener {
@@ -94,7 +94,7 @@ final class Connection implements SessionPart {
 
   // ---- confined to the progress thread ----
   @Bookkept("session.connection")
-  private @Nullable Channel channel;
+  private @Nullable Link channel;
 
   @Bookkept("session.initInProgress")
   private @Nullable CompletableFuture<Void> initFuture;
@@ -135,43 +135,23 @@ final class Connection implements SessionPart {
 
   /** Frames {@code m} with a fresh tag and sends it; {@code handler} gets the reply. */
   void send(Message m, ReplyHandler handler) {
-    Channel ch = channel;
-    if (ch == null || !ch.isActive()) {
+    Link link = channel;
+    if (link == null || !link.connected || !link.socket.isOpen()) {
       handler.onFailure(notConnected());
       return;
     }
-    ByteBuf body = messages.write(m);
+    WireBuffer body = messages.write(m);
     int tag = router.post(handler);
-    ChannelFuture wf = ch.writeAndFlush(new Frame(pindex, tag, body));
-    wf.addListener(
-        done -> {
-          if (!done.isSuccess() && router.cancel(tag, handler)) {
-            handler.onFailure(
-                new PmixException(Status.ERR_LOST_CONNECTION, "send failed", done.cause()));
-          }
-        });
+    link.writeFrame(pindex, tag, body);
   }
 
   /** A request that has no reply (DEREGEVENTS); dropped when not connected. */
   void sendOneWay(Message m) {
-    Channel ch = channel;
-    if (ch == null || !ch.isActive()) {
+    Link link = channel;
+    if (link == null || !link.connected || !link.socket.isOpen()) {
       return;
     }
-    ch.writeAndFlush(new Frame(pindex, router.oneWayTag(), messages.write(m)))
-        .addListener(LogFailure.INSTANCE);
-  }
-
-  /** Logs a failed one-way write; nobody waits for it. */
-  private enum LogFailure implements ChannelFutureListener {
-    INSTANCE;
-
-    @Override
-    public void operationComplete(ChannelFuture f) {
-      if (!f.isSuccess()) {
-        LOG.log(Level.DEBUG, "one-way request not sent", f.cause());
-      }
-    }
+    link.writeFrame(pindex, router.oneWayTag(), messages.write(m));
   }
 
   private PmixException notConnected() {
@@ -225,13 +205,13 @@ final class Connection implements SessionPart {
     if (ready || initFuture != null) {
       throw new IllegalStateException("the session is already open or opening");
     }
-    // What a failed earlier attempt left: its socket may still be closing, and its close must
-    // not fail this attempt (channelInactive ignores channels other than the current).
-    Channel old = channel;
+    // What a failed earlier attempt left: its socket must not disturb this attempt (a link
+    // that is not the current one reports nothing when it closes).
+    Link old = channel;
     if (old != null) {
       channel = null;
       router.failAll(new PmixException(Status.ERR_UNREACH, "connection attempt abandoned"));
-      var unused = old.close();
+      old.close();
     }
     server = null;
     pindex = -1;
@@ -247,46 +227,32 @@ final class Connection implements SessionPart {
 
   private void attemptConnect(ConnectPlan plan, int attempt) {
     ServerAddress addr = plan.address();
-    Bootstrap b =
-        new Bootstrap()
-            .group(threads.loop())
-            .channel(NioSocketChannel.class)
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
-            .handler(
-                new ChannelInitializer<SocketChannel>() {
-                  @Override
-                  protected void initChannel(SocketChannel ch) {
-                    ch.pipeline()
-                        .addLast(
-                            new ConnectReplyDecoder(plan.layout()),
-                            new FrameDecoder(MAX_PAYLOAD),
-                            ConnectRequestEncoder.INSTANCE,
-                            FrameEncoder.INSTANCE,
-                            new Handler(plan.request()));
-                  }
-                });
-    b.connect(addr.host(), addr.port())
-        .addListener(
-            (ChannelFuture f) -> {
-              if (f.isSuccess()) {
-                return;
-              }
-              if (attempt < plan.attempts() && !finalizing && initFuture != null) {
-                var unused =
-                    threads
-                        .loop()
-                        .schedule(
-                            () -> attemptConnect(plan, attempt + 1),
-                            plan.retryDelay().toMillis(),
-                            TimeUnit.MILLISECONDS);
-              } else {
-                failInit(
-                    new PmixException(
-                        Status.ERR_UNREACH,
-                        "cannot connect to the PMIx server at " + addr.host() + ":" + addr.port(),
-                        f.cause()));
-              }
-            });
+    Link link;
+    try {
+      link = new Link(SocketChannel.open(), plan);
+    } catch (IOException e) {
+      connectFailed(plan, attempt, e);
+      return;
+    }
+    channel = link;
+    link.connect(new InetSocketAddress(addr.host(), addr.port()), attempt);
+  }
+
+  /** A TCP connect failed: try again as the plan allows, else fail the init. */
+  private void connectFailed(ConnectPlan plan, int attempt, @Nullable Throwable cause) {
+    if (attempt < plan.attempts() && !finalizing && initFuture != null) {
+      var unused =
+          threads
+              .loop()
+              .schedule(() -> attemptConnect(plan, attempt + 1), plan.retryDelay().toMillis());
+    } else {
+      ServerAddress addr = plan.address();
+      failInit(
+          new PmixException(
+              Status.ERR_UNREACH,
+              "cannot connect to the PMIx server at " + addr.host() + ":" + addr.port(),
+              cause));
+    }
   }
 
   private void failInit(PmixException e) {
@@ -297,66 +263,265 @@ final class Connection implements SessionPart {
     }
   }
 
-  /** The connection's inbound side; lives on the progress thread. */
-  private final class Handler extends ChannelInboundHandlerAdapter {
-    private final ConnectRequest request;
+  /**
+   * One socket to the server and its byte streams: the connect, the handshake request written
+   * once connected, the handshake reply and then the frames read, and the frames written (queued
+   * while the socket cannot take them). Lives on the progress thread.
+   */
+  private final class Link implements ProgressLoop.Registrant {
+    final SocketChannel socket;
+    private final ConnectPlan plan;
+    private final ReplyLayout layout;
+    private @Nullable SelectionKey key;
+    private ProgressLoop.@Nullable Timer connectTimer;
+    private int attempt;
+    boolean connected;
+    private boolean handshakeDone;
+    private boolean closed;
+    /** Bytes read and not yet decoded. */
+    private final WireBuffer in = WireBuffer.allocate(READ_CHUNK);
+    private final ByteBuffer chunk = ByteBuffer.allocate(READ_CHUNK);
+    /** Bytes the socket has not taken yet, in order. */
+    private final ArrayDeque<ByteBuffer> pending = new ArrayDeque<>();
 
-    Handler(ConnectRequest request) {
-      this.request = request;
+    Link(SocketChannel socket, ConnectPlan plan) {
+      this.socket = socket;
+      this.plan = plan;
+      this.layout = plan.layout();
     }
 
-    @Override
-    public void channelActive(ChannelHandlerContext ctx) {
-      if (initFuture == null) {
-        // The attempt was given up (finalize, or a failure) while the connect was in flight.
-        var unused = ctx.close();
-        return;
-      }
-      channel = ctx.channel();
-      ctx.writeAndFlush(request)
-          .addListener(
-              (ChannelFuture f) -> {
-                if (!f.isSuccess()) {
-                  failInit(
-                      new PmixException(Status.ERR_UNREACH, "connect request not sent", f.cause()));
-                  var unused = f.channel().close();
-                }
-              });
-      ctx.fireChannelActive();
-    }
-
-    @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      if (ctx.channel() != channel) {
-        ReferenceCountUtil.release(msg);
-        return;
-      }
-      if (msg instanceof ConnectReply reply) {
-        onConnectReply(reply);
-      } else if (msg instanceof Frame frame) {
-        try {
-          onFrame(frame);
-        } finally {
-          frame.release();
+    void connect(InetSocketAddress address, int attempt) {
+      this.attempt = attempt;
+      try {
+        socket.configureBlocking(false);
+        // Requests are small and answered one by one: Nagle would hold each back (C sets it too).
+        socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        boolean done = socket.connect(address);
+        key = threads.loop().register(socket, done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
+        if (done) {
+          onConnected();
+        } else {
+          connectTimer =
+              threads
+                  .loop()
+                  .schedule(
+                      () -> failConnect(new IOException("connect timed out")),
+                      CONNECT_TIMEOUT_MILLIS);
         }
-      } else {
-        ReferenceCountUtil.release(msg);
+      } catch (IOException | RuntimeException e) {
+        failConnect(e);
+      }
+    }
+
+    private void failConnect(Throwable cause) {
+      if (closed) {
+        return;
+      }
+      closeQuietly();
+      if (channel == this) {
+        channel = null;
+        connectFailed(plan, attempt, cause);
       }
     }
 
     @Override
-    public void channelInactive(ChannelHandlerContext ctx) {
-      // A connection given up for another one must not disturb its successor.
-      if (ctx.channel() == channel) {
+    public void ready(SelectionKey k) {
+      if (closed) {
+        return;
+      }
+      try {
+        if (!connected && k.isConnectable()) {
+          if (!socket.finishConnect()) {
+            return;
+          }
+          k.interestOps(SelectionKey.OP_READ);
+          onConnected();
+          return;
+        }
+        if (k.isWritable()) {
+          flush();
+        }
+        if (k.isReadable()) {
+          read();
+        }
+      } catch (IOException e) {
+        if (!connected) {
+          failConnect(e);
+        } else {
+          LOG.log(Level.DEBUG, "PMIx connection failed", e);
+          close();
+        }
+      }
+    }
+
+    private void onConnected() {
+      ProgressLoop.Timer t = connectTimer;
+      if (t != null) {
+        t.cancel();
+        connectTimer = null;
+      }
+      connected = true;
+      if (initFuture == null || channel != this) {
+        // The attempt was given up (finalize, or a failure) while the connect was in flight.
+        close();
+        return;
+      }
+      WireBuffer req = WireBuffer.allocate(256);
+      try {
+        ConnectRequestCodec.encode(plan.request(), req);
+      } catch (RuntimeException e) {
+        failInit(new PmixException(Status.ERR_UNREACH, "connect request not sent", e));
+        close();
+        return;
+      }
+      write(req.nioBuffer(0, req.writerIndex()));
+    }
+
+    /** Sends a frame: the 16-byte header (docs/transport.md §5.1), then the payload. */
+    void writeFrame(int pindex, int tag, WireBuffer payload) {
+      int n = payload.readableBytes();
+      ByteBuffer header = ByteBuffer.allocate(FrameDecoder.HEADER_LENGTH);
+      header.putInt(pindex).putInt(tag).putInt(n).putInt(0).flip();
+      write(header);
+      if (n > 0) {
+        write(payload.nioBuffer(payload.readerIndex(), n));
+      }
+    }
+
+    private void write(ByteBuffer b) {
+      if (closed) {
+        return;
+      }
+      if (pending.isEmpty()) {
+        try {
+          socket.write(b);
+        } catch (IOException e) {
+          writeFailed(e);
+          return;
+        }
+        if (!b.hasRemaining()) {
+          return;
+        }
+        SelectionKey k = key;
+        if (k != null && k.isValid()) {
+          k.interestOps(k.interestOps() | SelectionKey.OP_WRITE);
+        }
+      }
+      pending.add(b);
+    }
+
+    private void flush() throws IOException {
+      ByteBuffer b;
+      while ((b = pending.peek()) != null) {
+        socket.write(b);
+        if (b.hasRemaining()) {
+          return;
+        }
+        pending.poll();
+      }
+      SelectionKey k = key;
+      if (k != null && k.isValid()) {
+        k.interestOps(k.interestOps() & ~SelectionKey.OP_WRITE);
+      }
+    }
+
+    /** A write failed: the socket is dropped once the caller's work is done. */
+    private void writeFailed(IOException e) {
+      LOG.log(Level.DEBUG, "PMIx send failed; closing the connection", e);
+      // Not here: the sender may be in the middle of posting its handler.
+      threads.loop().execute(this::close);
+    }
+
+    private void read() throws IOException {
+      while (!closed) {
+        chunk.clear();
+        int n = socket.read(chunk);
+        if (n < 0) {
+          close();
+          return;
+        }
+        if (n == 0) {
+          return;
+        }
+        in.writeBytes(chunk.array(), 0, n);
+        decode();
+        if (n < READ_CHUNK) {
+          return;
+        }
+      }
+    }
+
+    /** Decodes what {@link #in} holds: the handshake reply once, then whole frames. */
+    private void decode() {
+      try {
+        if (!handshakeDone) {
+          Optional<ConnectReply> reply = ConnectReply.tryDecode(in, layout);
+          if (reply.isEmpty()) {
+            return;
+          }
+          handshakeDone = true;
+          onConnectReply(reply.get());
+        }
+        while (!closed && in.readableBytes() >= FrameDecoder.HEADER_LENGTH) {
+          int start = in.readerIndex();
+          long nbytes = in.getUnsignedInt(start + 8);
+          if (nbytes > MAX_PAYLOAD) {
+            throw new PmixException(
+                Status.ERR_OUT_OF_RESOURCE,
+                "frame payload of "
+                    + nbytes
+                    + " bytes (tag "
+                    + Integer.toUnsignedString(in.getInt(start + 4))
+                    + ") exceeds the limit of "
+                    + MAX_PAYLOAD);
+          }
+          if (in.readableBytes() - FrameDecoder.HEADER_LENGTH < nbytes) {
+            break;
+          }
+          in.skipBytes(4); // pindex: ours, echoed
+          int tag = in.readInt();
+          in.skipBytes(8);
+          // A view, not a copy: readers are done with a payload when onFrame returns.
+          onFrame(tag, in.readSlice((int) nbytes));
+        }
+      } catch (RuntimeException e) {
+        // A corrupt stream cannot be resynchronised: drop the connection, as C does.
+        LOG.log(Level.WARNING, "PMIx connection failed; closing it", e);
+        close();
+        return;
+      }
+      in.discardReadBytes();
+    }
+
+    /** Closes the socket; if it is the current connection, that is its loss. */
+    void close() {
+      if (closed) {
+        return;
+      }
+      closeQuietly();
+      if (channel == this) {
         onConnectionLost();
       }
     }
 
+    private void closeQuietly() {
+      closed = true;
+      ProgressLoop.Timer t = connectTimer;
+      if (t != null) {
+        t.cancel();
+        connectTimer = null;
+      }
+      pending.clear();
+      try {
+        socket.close();
+      } catch (IOException e) {
+        LOG.log(Level.DEBUG, "closing the PMIx socket failed", e);
+      }
+    }
+
     @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      // A corrupt stream cannot be resynchronised: drop the connection, as C does.
-      LOG.log(Level.WARNING, "PMIx connection failed; closing it", cause);
-      var unused = ctx.close();
+    public void shutdown() {
+      close();
     }
   }
 
@@ -413,7 +578,6 @@ final class Connection implements SessionPart {
           }
         });
   }
-
   /** The job data is complete (or could not be): the init ends, unless it failed meanwhile. */
   private void jobDataDone(@Nullable PmixException failure) {
     if (initFuture == null) {
@@ -432,23 +596,22 @@ final class Connection implements SessionPart {
   }
 
   private void closeChannel() {
-    Channel ch = channel;
-    if (ch != null) {
-      var unused = ch.close();
+    Link link = channel;
+    if (link != null) {
+      link.close();
     }
   }
 
-  private void onFrame(Frame frame) {
-    int tag = frame.tag();
+  private void onFrame(int tag, WireBuffer payload) {
     if (tag == Tags.NOTIFY || tag == Tags.IOF) {
-      listener.onPush(tag, messages.reader(frame.payload()));
+      listener.onPush(tag, messages.reader(payload));
       return;
     }
-    var unused = router.reply(tag, messages.reader(frame.payload()));
+    var unused = router.reply(tag, messages.reader(payload));
   }
 
   private void onConnectionLost() {
-    Channel ch = channel;
+    Link ch = channel;
     channel = null;
     boolean wasReady = ready;
     ready = false;
@@ -491,31 +654,31 @@ final class Connection implements SessionPart {
    */
   void close(CompletableFuture<Void> f) {
     finalizing = true;
-    Channel ch = channel;
-    if (ch == null) {
+    Link link = channel;
+    if (link == null) {
       onConnectionLost();
-      f.complete(null);
-      return;
+    } else {
+      link.close();
     }
-    ch.close().addListener(x -> f.complete(null));
+    f.complete(null);
   }
 
   @Override
   public Map<String, Long> bookkeeping() {
     Map<String, Long> m = new LinkedHashMap<>();
-    Channel ch = channel;
-    m.put("session.connection", ch != null && ch.isOpen() ? 1L : 0L);
+    Link link = channel;
+    m.put("session.connection", link != null && link.socket.isOpen() ? 1L : 0L);
     m.put("session.initInProgress", initFuture != null ? 1L : 0L);
     return m;
   }
 
   @Override
   public Map<String, Object> resources() {
-    Channel ch = channel;
-    return ch == null ? Map.of() : Map.of("channel", ch);
+    Link link = channel;
+    return link == null ? Map.of() : Map.of("channel", link.socket);
   }
 
-  /** Shutting the event loop down closed every channel registered with it. */
+  /** Shutting the progress loop down closed every socket registered with it. */
   @Override
   public void release() {
     channel = null;

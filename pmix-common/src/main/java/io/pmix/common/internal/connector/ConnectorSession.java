@@ -2,7 +2,6 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.pmix.common.DataRange;
 import io.pmix.common.DataType;
 import io.pmix.common.EventHandler;
@@ -95,7 +94,7 @@ public final class ConnectorSession {
     this.role = requireNonNull(role, "role");
     this.format = requireNonNull(format, "format");
     this.hostname = requireNonNull(hostname, "hostname");
-    this.messages = new Messages(format, ByteBufAllocator.DEFAULT);
+    this.messages = new Messages(format);
     this.threads = new LibraryThreads(role);
     this.router = new ReplyRouter();
     this.connection = new Connection(threads, router, messages, new Inbound());

@@ -2,8 +2,6 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.DataArray;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -12,6 +10,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -244,8 +243,7 @@ public final class DataStore {
   }
 
   private void ingestProcBlob(Namespace ns, byte[] blob) {
-    ByteBuf buf = Unpooled.wrappedBuffer(blob);
-    PmixReader r = new PmixReader(buf, format);
+    PmixReader r = new PmixReader(WireBuffer.wrap(blob), format);
     int rank = r.unpackRank();
     Map<String, Value> m = ns.rank(rank);
     while (r.hasRemaining()) {
@@ -293,7 +291,7 @@ public final class DataStore {
    * data of that namespace; rank UNDEF means "the proc you asked about" ({@code target}).
    */
   public void ingestGetBlob(byte[] blob, Proc target) {
-    PmixReader r = new PmixReader(Unpooled.wrappedBuffer(blob), format);
+    PmixReader r = new PmixReader(WireBuffer.wrap(blob), format);
     Proc p = r.unpackProc();
     if (p.rank() == Proc.RANK_WILDCARD) {
       ingestJobData(p.nspace(), r);

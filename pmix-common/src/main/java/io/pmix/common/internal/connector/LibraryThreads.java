@@ -2,12 +2,6 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.channel.EventLoop;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.util.concurrent.FastThreadLocalThread;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.lang.System.Logger.Level;
@@ -32,8 +26,8 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The threads of one connector cycle and the hand-offs between them: one progress thread (the
- * Netty event loop that owns the connection and all mutable state), one callback thread (where
+ * The threads of one connector cycle and the hand-offs between them: one progress thread (a
+ * {@link ProgressLoop} that owns the connection and all mutable state), one callback thread (where
  * futures complete and event handlers run, so application code never runs on the progress
  * thread) and, in cycles that read a shared-memory data store, one reader thread (a read may wait
  * for the server's write lock, which the progress thread must never do). All are daemon threads: an application that forgets to finalize can still exit. The
@@ -50,7 +44,7 @@ public final class LibraryThreads implements SessionPart {
   static final Duration THREAD_STOP_WAIT = Duration.ofSeconds(10);
 
   /** A thread of a connector library. */
-  static final class LibraryThread extends FastThreadLocalThread {
+  static final class LibraryThread extends Thread {
     final Role role;
 
     LibraryThread(Runnable r, String name, Role role) {
@@ -66,10 +60,7 @@ public final class LibraryThreads implements SessionPart {
   private final List<Thread> threads = new CopyOnWriteArrayList<>();
 
   @Bookkept("session.eventLoopRunning")
-  private final EventLoopGroup group;
-
-  @Bookkept("session.eventLoopRunning")
-  private final EventLoop loop;
+  private final ProgressLoop loop;
 
   @Bookkept("session.callbackExecutorRunning")
   private final ExecutorService callbacks;
@@ -96,13 +87,7 @@ public final class LibraryThreads implements SessionPart {
   /** Starts nothing yet: each thread starts with its first task. */
   LibraryThreads(Role role) {
     this.role = requireNonNull(role, "role");
-    // NIO, not epoll: a connector has one socket, where epoll gains nothing, and loading
-    // Netty's epoll (its native library copied to a temporary file, a SecureRandom seeded for
-    // the file's name) cost about 40 ms of the first init (docs/architecture.md, start-up).
-    IoHandlerFactory io = NioIoHandler.newFactory();
-    this.group =
-        new MultiThreadIoEventLoopGroup(1, factory(role, role.progressThread(), threads::add), io);
-    this.loop = group.next();
+    this.loop = new ProgressLoop(factory(role, role.progressThread(), threads::add));
     this.callbacks =
         Executors.newSingleThreadExecutor(factory(role, role.callbackThread(), threads::add));
     // Like the callback thread, the reader starts with its first task: a cycle on hash has none.
@@ -148,8 +133,8 @@ public final class LibraryThreads implements SessionPart {
     return role;
   }
 
-  /** The progress thread's event loop (for the connection's channels and timers). */
-  EventLoop loop() {
+  /** The progress thread's loop (for the connection's socket and timers). */
+  ProgressLoop loop() {
     return loop;
   }
 
@@ -224,7 +209,7 @@ public final class LibraryThreads implements SessionPart {
   private boolean direct(CompletableFuture<?> f) {
     return callbackStarted
         && pendingCallbacks.get() == 0
-        && loop.inEventLoop()
+        && loop.inLoop()
         && AWAITED.contains(f);
   }
 
@@ -310,7 +295,7 @@ public final class LibraryThreads implements SessionPart {
    * safely), directly once it has ended or when it does not answer.
    */
   <T> T read(Supplier<T> read) {
-    if (!stopped && !loop.inEventLoop()) {
+    if (!stopped && !loop.inLoop()) {
       CompletableFuture<T> f = new CompletableFuture<>();
       try {
         loop.execute(() -> f.complete(read.get()));
@@ -330,12 +315,18 @@ public final class LibraryThreads implements SessionPart {
    * the rest of the teardown is done).
    */
   boolean stop() {
-    group
-        .shutdownGracefully(0, 0, TimeUnit.SECONDS)
-        .awaitUninterruptibly(THREAD_STOP_WAIT.toMillis());
+    loop.shutdown();
+    boolean interrupted = false;
+    try {
+      if (!loop.awaitTermination(THREAD_STOP_WAIT.toMillis())) {
+        LOG.log(Level.WARNING, "the PMIx progress thread did not stop in time");
+      }
+    } catch (InterruptedException e) {
+      interrupted = true;
+    }
     // A read still running finds the progress thread gone and fails its get on the callback
     // thread, so the reader stops before the callback thread does.
-    boolean interrupted = !awaitStopped(reader);
+    interrupted |= !awaitStopped(reader);
     interrupted |= !awaitStopped(callbacks);
     for (Thread t : threads) {
       try {
@@ -369,7 +360,7 @@ public final class LibraryThreads implements SessionPart {
   public Map<String, Long> bookkeeping() {
     Map<String, Long> m = new LinkedHashMap<>();
     m.put("session.threadsAlive", threads.stream().filter(Thread::isAlive).count());
-    m.put("session.eventLoopRunning", group.isTerminated() ? 0L : 1L);
+    m.put("session.eventLoopRunning", loop.isTerminated() ? 0L : 1L);
     m.put("session.callbackExecutorRunning", callbacks.isTerminated() ? 0L : 1L);
     m.put("session.gdsReaderRunning", reader.isTerminated() ? 0L : 1L);
     m.put("session.callbacksPending", (long) pendingCallbacks.get());
@@ -379,8 +370,7 @@ public final class LibraryThreads implements SessionPart {
   @Override
   public Map<String, Object> resources() {
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("eventLoopGroup", group);
-    m.put("eventLoop", loop);
+    m.put("progressLoop", loop);
     m.put("callbackExecutor", callbacks);
     m.put("gdsReader", reader);
     for (Thread t : threads) {

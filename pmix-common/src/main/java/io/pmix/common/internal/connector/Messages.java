@@ -1,9 +1,6 @@
 package io.pmix.common.internal.connector;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.DataRange;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
@@ -12,6 +9,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.AbortRequest;
 import io.pmix.common.internal.message.CommitRequest;
@@ -55,16 +53,15 @@ import org.jspecify.annotations.Nullable;
  * sends, by their old names (the layouts are the records', docs/commands.md §3, §4 and §9). The
  * static reply helpers read the parts of replies the records describe.
  *
- * <p>Stateless apart from the wire format; thread-safe; buffers returned are owned by the caller.
+ * <p>Stateless apart from the wire format; thread-safe; the buffers returned
+ * are the caller's.
  */
 public final class Messages {
   private final WireFormat format;
-  private final ByteBufAllocator alloc;
 
-  /** Messages in {@code format}, allocated from {@code alloc}. */
-  public Messages(WireFormat format, ByteBufAllocator alloc) {
+  /** Messages in {@code format}, written to array-backed buffers (no Netty: see WireBuffer). */
+  public Messages(WireFormat format) {
     this.format = format;
-    this.alloc = alloc;
   }
 
   /** The wire format written and read. */
@@ -73,49 +70,44 @@ public final class Messages {
   }
 
   /** {@code m} encoded into a fresh buffer, which the caller owns. */
-  public ByteBuf write(Message m) {
-    ByteBuf b = alloc.buffer();
-    try {
-      m.encode(new PmixWriter(b, format));
-    } catch (RuntimeException e) {
-      b.release();
-      throw e;
-    }
+  public WireBuffer write(Message m) {
+    WireBuffer b = WireBuffer.allocate();
+    m.encode(new PmixWriter(b, format));
     return b;
   }
 
   /** REQ. */
-  public ByteBuf req() {
+  public WireBuffer req() {
     return write(ReqRequest.INSTANCE);
   }
 
   /** FINALIZE. */
-  public ByteBuf finalizeRequest() {
+  public WireBuffer finalizeRequest() {
     return write(FinalizeRequest.INSTANCE);
   }
 
   /** COMMIT of what was put LOCAL (or GLOBAL) and REMOTE (or GLOBAL); see {@link CommitRequest#of}. */
-  public ByteBuf commit(Map<String, Value> local, Map<String, Value> remote) {
+  public WireBuffer commit(Map<String, Value> local, Map<String, Value> remote) {
     return write(CommitRequest.of(local, remote));
   }
 
   /** FENCENB. */
-  public ByteBuf fence(List<Proc> procs, List<Info> directives) {
+  public WireBuffer fence(List<Proc> procs, List<Info> directives) {
     return write(new FenceNbRequest(procs, directives));
   }
 
   /** GETNB. */
-  public ByteBuf get(Proc proc, List<Info> directives, String key) {
+  public WireBuffer get(Proc proc, List<Info> directives, String key) {
     return write(new GetNbRequest(proc, directives, key));
   }
 
   /** PUBLISHNB. */
-  public ByteBuf publish(int uid, List<Info> info) {
+  public WireBuffer publish(int uid, List<Info> info) {
     return write(new PublishNbRequest(uid, info));
   }
 
   /** LOOKUPNB or UNPUBLISHNB, which share a layout. */
-  public ByteBuf keys(Command cmd, int uid, Collection<String> keys, List<Info> directives) {
+  public WireBuffer keys(Command cmd, int uid, Collection<String> keys, List<Info> directives) {
     List<String> ks = List.copyOf(keys);
     switch (cmd) {
       case LOOKUPNB:
@@ -128,42 +120,42 @@ public final class Messages {
   }
 
   /** NOTIFY. */
-  public ByteBuf notify(Status code, DataRange range, List<Info> info) {
+  public WireBuffer notify(Status code, DataRange range, List<Info> info) {
     return write(new NotifyRequest(code, range, info));
   }
 
   /** REGEVENTS. */
-  public ByteBuf registerEvents(List<Status> codes, List<Info> directives) {
+  public WireBuffer registerEvents(List<Status> codes, List<Info> directives) {
     return write(new RegEventsRequest(codes, directives));
   }
 
   /** DEREGEVENTS. */
-  public ByteBuf deregisterEvents(List<Status> codes) {
+  public WireBuffer deregisterEvents(List<Status> codes) {
     return write(new DeregEventsRequest(codes));
   }
 
   /** QUERY. */
-  public ByteBuf query(List<Value.Query> queries) {
+  public WireBuffer query(List<Value.Query> queries) {
     return write(new QueryRequest(queries));
   }
 
   /** LOG, timestamp 0 as a 4.2.2 client sends it. */
-  public ByteBuf log(List<Info> data, List<Info> directives) {
+  public WireBuffer log(List<Info> data, List<Info> directives) {
     return write(new LogRequest(data, directives));
   }
 
   /** ABORT. */
-  public ByteBuf abort(Status status, @Nullable String msg, List<Proc> procs) {
+  public WireBuffer abort(Status status, @Nullable String msg, List<Proc> procs) {
     return write(new AbortRequest(status, msg, procs));
   }
 
   /** SPAWNNB; the caller fills in what C fills in (working directory, argv[0]). */
-  public ByteBuf spawn(List<Info> jobInfo, List<Value.App> apps) {
+  public WireBuffer spawn(List<Info> jobInfo, List<Value.App> apps) {
     return write(new SpawnNbRequest(jobInfo, apps));
   }
 
   /** CONNECTNB or DISCONNECTNB, which share the layout of a fence. */
-  public ByteBuf connect(Command cmd, List<Proc> procs, List<Info> directives) {
+  public WireBuffer connect(Command cmd, List<Proc> procs, List<Info> directives) {
     switch (cmd) {
       case CONNECTNB:
         return write(new ConnectNbRequest(procs, directives));
@@ -175,22 +167,22 @@ public final class Messages {
   }
 
   /** JOB_CONTROL. */
-  public ByteBuf jobControl(List<Proc> targets, List<Info> directives) {
+  public WireBuffer jobControl(List<Proc> targets, List<Info> directives) {
     return write(new JobControlRequest(targets, directives));
   }
 
   /** IOF_PULL. */
-  public ByteBuf iofPull(List<Proc> sources, List<Info> directives, int channels, long localId) {
+  public WireBuffer iofPull(List<Proc> sources, List<Info> directives, int channels, long localId) {
     return write(new IofPullRequest(sources, directives, channels, localId));
   }
 
   /** IOF_DEREG. */
-  public ByteBuf iofDeregister(List<Info> directives, long serverId) {
+  public WireBuffer iofDeregister(List<Info> directives, long serverId) {
     return write(new IofDeregRequest(directives, serverId));
   }
 
   /** IOF_PUSH; null data is the end of input. */
-  public ByteBuf iofPush(List<Proc> targets, List<Info> directives, byte @Nullable [] data) {
+  public WireBuffer iofPush(List<Proc> targets, List<Info> directives, byte @Nullable [] data) {
     return write(new IofPushRequest(targets, directives, data));
   }
 
@@ -199,32 +191,26 @@ public final class Messages {
    * SIZE n, then INFO[n] as one unit, in this format.
    */
   public byte[] connectInfoBlob(List<Info> infos) {
-    ByteBuf b = alloc.heapBuffer();
-    try {
-      PmixWriter w = new PmixWriter(b, format);
-      w.packSize(infos.size());
-      if (!infos.isEmpty()) {
-        w.packInfos(infos);
-      }
-      byte[] out = new byte[b.readableBytes()];
-      b.readBytes(out);
-      return out;
-    } finally {
-      b.release();
+    WireBuffer b = WireBuffer.allocate();
+    PmixWriter w = new PmixWriter(b, format);
+    w.packSize(infos.size());
+    if (!infos.isEmpty()) {
+      w.packInfos(infos);
     }
+    return b.toByteArray();
   }
 
   // ---------------------------------------------------------------------------------------------
   // Replies
 
   /** A reader of a payload in this format. */
-  public PmixReader reader(ByteBuf payload) {
+  public PmixReader reader(WireBuffer payload) {
     return new PmixReader(payload, format);
   }
 
   /** A reader of packed bytes in this format. */
   public PmixReader reader(byte[] packed) {
-    return new PmixReader(Unpooled.wrappedBuffer(packed), format);
+    return new PmixReader(WireBuffer.wrap(packed), format);
   }
 
   /** The status every reply but REQ's opens with; see {@link StatusReply#readStatus}. */
@@ -251,7 +237,7 @@ public final class Messages {
       if (nspace == null) {
         throw new PmixException(Status.ERR_BAD_PARAM, "connect reply blob without a namespace");
       }
-      store.ingestJobData(nspace, new PmixReader(Unpooled.wrappedBuffer(j.jobData()), format));
+      store.ingestJobData(nspace, new PmixReader(WireBuffer.wrap(j.jobData()), format));
       out.add(nspace);
     }
     return out;

@@ -2,15 +2,13 @@ package io.pmix.common.internal.message;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.DataType;
 import io.pmix.common.Scope;
 import io.pmix.common.Value;
 import io.pmix.common.codec.BufferType;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.wire.Command;
 import java.util.ArrayList;
@@ -71,17 +69,13 @@ public record CommitRequest(List<Section> sections) implements Request {
   @Override
   public void encodeFields(PmixWriter w) {
     for (Section s : sections) {
-      ByteBuf inner = w.buffer().alloc().heapBuffer();
-      try {
-        PmixWriter iw = new PmixWriter(inner, w.format());
-        for (Value.KVal kv : s.kvals()) {
-          iw.pack(kv);
-        }
-        w.packByteEnum(DataType.SCOPE, s.scope());
-        w.pack(new Value.Buffer(w.format().bufferType().code(), ByteBufUtil.getBytes(inner)));
-      } finally {
-        inner.release();
+      WireBuffer inner = WireBuffer.allocate();
+      PmixWriter iw = new PmixWriter(inner, w.format());
+      for (Value.KVal kv : s.kvals()) {
+        iw.pack(kv);
       }
+      w.packByteEnum(DataType.SCOPE, s.scope());
+      w.pack(new Value.Buffer(w.format().bufferType().code(), inner.toByteArray()));
     }
   }
 
@@ -96,7 +90,7 @@ public record CommitRequest(List<Section> sections) implements Request {
             Value.Buffer blob = (Value.Buffer) r.unpackOne(DataType.BUFFER);
             PmixReader inner =
                 new PmixReader(
-                    Unpooled.wrappedBuffer(blob.bytes()),
+                    WireBuffer.wrap(blob.bytes()),
                     WireFormat.of(BufferType.fromCode(blob.bufferType())),
                     r.limits());
             List<Value.KVal> kvs = new ArrayList<>();

@@ -2,15 +2,13 @@ package io.pmix.common.internal.message;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.DataType;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -34,13 +32,9 @@ public record ConnectNbReply(Status status, List<ReqReply> jobs) implements Mess
   public void encode(PmixWriter w) {
     w.packStatus(status);
     for (ReqReply j : jobs) {
-      ByteBuf blob = w.buffer().alloc().heapBuffer();
-      try {
-        j.encode(new PmixWriter(blob, w.format()));
-        w.pack(Value.of(ByteBufUtil.getBytes(blob)));
-      } finally {
-        blob.release();
-      }
+      WireBuffer blob = WireBuffer.allocate();
+      j.encode(new PmixWriter(blob, w.format()));
+      w.pack(Value.of(blob.toByteArray()));
     }
   }
 
@@ -63,7 +57,7 @@ public record ConnectNbReply(Status status, List<ReqReply> jobs) implements Mess
           while (r.hasRemaining()) {
             byte[] blob = r.unpackOne(DataType.BYTE_OBJECT).asBytes();
             ReqReply j =
-                ReqReply.decode(new PmixReader(Unpooled.wrappedBuffer(blob), r.format(), r.limits()));
+                ReqReply.decode(new PmixReader(WireBuffer.wrap(blob), r.format(), r.limits()));
             if (j.nspace() == null || j.nspace().isEmpty()) {
               throw new PmixException(
                   Status.ERR_BAD_PARAM, "connect reply blob without a namespace");

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.Immutable;
 import io.netty.buffer.ByteBuf;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.Status;
 import java.util.Optional;
 
@@ -39,7 +40,7 @@ public record ClientReply(Status status, int index) implements ConnectReply {
   }
 
   @Override
-  public void encode(ByteBuf out) {
+  public void encode(WireBuffer out) {
     out.writeInt(status.code());
     out.writeInt(index);
   }
@@ -48,7 +49,7 @@ public record ClientReply(Status status, int index) implements ConnectReply {
    * The reply, if {@code in} holds its 8 bytes (which are then consumed); empty, consuming nothing,
    * if fewer have arrived.
    */
-  public static Optional<ClientReply> tryDecode(ByteBuf in) {
+  public static Optional<ClientReply> tryDecode(WireBuffer in) {
     if (in.readableBytes() < LENGTH) {
       return Optional.empty();
     }

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.ByteBuf;
 import io.pmix.common.Status;
+import io.pmix.common.codec.WireBuffer;
 import java.util.Optional;
 
 /**
@@ -23,7 +24,12 @@ public sealed interface ConnectReply permits ClientReply, ToolReply {
   boolean isSuccess();
 
   /** Appends the reply's fields to {@code out}. */
-  void encode(ByteBuf out);
+  void encode(WireBuffer out);
+
+  /** Appends the reply's fields to a Netty buffer (the server's). */
+  default void encode(ByteBuf out) {
+    encode(WireBuffer.of(out));
+  }
 
   /**
    * Decodes a reply in {@code layout} if {@code in} holds all of it, consuming exactly its bytes;
@@ -33,6 +39,11 @@ public sealed interface ConnectReply permits ClientReply, ToolReply {
    * @throws io.pmix.common.PmixException with {@code ERR_BAD_PARAM} if an nspace field is not UTF-8
    */
   static Optional<ConnectReply> tryDecode(ByteBuf in, ReplyLayout layout) {
+    return tryDecode(WireBuffer.of(in), layout);
+  }
+
+  /** {@link #tryDecode(ByteBuf, ReplyLayout)} of an array-backed buffer (the connector's). */
+  static Optional<ConnectReply> tryDecode(WireBuffer in, ReplyLayout layout) {
     requireNonNull(layout, "layout");
     if (layout == ReplyLayout.CLIENT) {
       return ClientReply.tryDecode(in).map(r -> r);

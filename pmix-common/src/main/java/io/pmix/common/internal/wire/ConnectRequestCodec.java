@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.util.Optional;
@@ -61,21 +62,27 @@ public final class ConnectRequestCodec {
     }
   }
 
-  /** Appends the whole request, header and payload, to {@code out}. */
+  /** Appends the whole request, header and payload, to a Netty buffer. */
   public static void encode(ConnectRequest request, ByteBuf out) {
+    encode(request, WireBuffer.of(out));
+  }
+
+  /** Appends the whole request, header and payload, to {@code out}. */
+  public static void encode(ConnectRequest request, WireBuffer out) {
     requireNonNull(request, "request");
     int headerStart = out.writerIndex();
     out.writeInt(Tags.CONNECT_REQUEST); // pindex -1
     out.writeInt(Tags.CONNECT_REQUEST);
-    out.writeIntLE(0); // nbytes, filled in below once the payload is written
+    out.writeInt(0); // nbytes, filled in below once the payload is written
     out.writeInt(0); // padding of the C struct
     int payloadStart = out.writerIndex();
     encodePayload(request, out);
-    out.setIntLE(headerStart + 8, out.writerIndex() - payloadStart);
+    // nbytes is in host order (little-endian), unlike every other header.
+    out.setInt(headerStart + 8, Integer.reverseBytes(out.writerIndex() - payloadStart));
   }
 
   /** Appends fields #1 to #11 (no header) to {@code out}. */
-  public static void encodePayload(ConnectRequest request, ByteBuf out) {
+  public static void encodePayload(ConnectRequest request, WireBuffer out) {
     WireIo.writeCstr(out, request.psecModule());
     byte[] credential = request.credential();
     out.writeInt(credential.length);
@@ -117,6 +124,11 @@ public final class ConnectRequestCodec {
    *     unacceptable (text that is not UTF-8, an nspace over 255 bytes)
    */
   public static ConnectRequest decodePayload(ByteBuf payload) {
+    return decodePayload(WireBuffer.of(payload));
+  }
+
+  /** {@link #decodePayload(ByteBuf)} of an array-backed buffer. */
+  public static ConnectRequest decodePayload(WireBuffer payload) {
     String psec = WireIo.readCstr(payload, "psec module (field #1)");
     long credentialLength =
         Integer.toUnsignedLong(WireIo.readIntBE(payload, "credential length (field #2)"));

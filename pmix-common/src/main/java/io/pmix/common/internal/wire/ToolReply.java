@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.Immutable;
 import io.netty.buffer.ByteBuf;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.Status;
 import java.util.Optional;
 
@@ -34,7 +35,7 @@ public sealed interface ToolReply extends ConnectReply
    * @param assignedIdExpected whether the connector's kind {@link ConnectorKind#needsId()}
    * @throws io.pmix.common.PmixException with {@code ERR_BAD_PARAM} if an nspace field is not UTF-8
    */
-  static Optional<ToolReply> tryDecode(ByteBuf in, boolean assignedIdExpected) {
+  static Optional<ToolReply> tryDecode(WireBuffer in, boolean assignedIdExpected) {
     if (in.readableBytes() < Integer.BYTES) {
       return Optional.empty();
     }
@@ -90,7 +91,7 @@ public sealed interface ToolReply extends ConnectReply
     }
 
     @Override
-    public void encode(ByteBuf out) {
+    public void encode(WireBuffer out) {
       out.writeInt(Status.SUCCESS.code());
       if (assignedId.isPresent()) {
         WireIo.writeFix256(out, assignedId.get().nspace());
@@ -125,7 +126,7 @@ public sealed interface ToolReply extends ConnectReply
     }
 
     @Override
-    public void encode(ByteBuf out) {
+    public void encode(WireBuffer out) {
       out.writeInt(status.code());
     }
   }

@@ -1,6 +1,6 @@
 package io.pmix.common.internal.wire;
 
-import io.netty.buffer.ByteBuf;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.nio.ByteBuffer;
@@ -33,7 +33,7 @@ final class WireIo {
   }
 
   /** Reads a u32/i32 in network order, or fails naming the field if fewer than 4 bytes remain. */
-  static int readIntBE(ByteBuf in, String field) {
+  static int readIntBE(WireBuffer in, String field) {
     if (in.readableBytes() < Integer.BYTES) {
       throw truncated(field + ": needs 4 bytes, " + in.readableBytes() + " left");
     }
@@ -41,7 +41,7 @@ final class WireIo {
   }
 
   /** Reads one byte as an unsigned value, or fails naming the field. */
-  static int readU8(ByteBuf in, String field) {
+  static int readU8(WireBuffer in, String field) {
     if (!in.isReadable()) {
       throw truncated(field + ": needs 1 byte, none left");
     }
@@ -53,7 +53,7 @@ final class WireIo {
    * demands), consuming the NUL too. The text must be valid UTF-8: a lenient decoding would turn
    * bad bytes into U+FFFD and make, say, an nspace lookup fail for a reason nobody could see.
    */
-  static String readCstr(ByteBuf in, String field) {
+  static String readCstr(WireBuffer in, String field) {
     int nul = in.indexOf(in.readerIndex(), in.writerIndex(), (byte) 0);
     if (nul < 0) {
       throw truncated(
@@ -66,7 +66,7 @@ final class WireIo {
   }
 
   /** Writes a cstr: the UTF-8 bytes of {@code s} then one NUL. */
-  static void writeCstr(ByteBuf out, String s) {
+  static void writeCstr(WireBuffer out, String s) {
     out.writeBytes(s.getBytes(StandardCharsets.UTF_8));
     out.writeByte(0);
   }
@@ -80,7 +80,7 @@ final class WireIo {
    * Reads a fix256 field. Like the C connector, byte 255 is treated as NUL whatever it holds, and
    * the text is what precedes the first NUL.
    */
-  static String readFix256(ByteBuf in, String field) {
+  static String readFix256(WireBuffer in, String field) {
     if (in.readableBytes() < FIX256) {
       throw truncated(field + ": needs " + FIX256 + " bytes, " + in.readableBytes() + " left");
     }
@@ -93,7 +93,7 @@ final class WireIo {
   }
 
   /** Writes {@code s} as a fix256 field, zero-padded as C servers do. */
-  static void writeFix256(ByteBuf out, String s) {
+  static void writeFix256(WireBuffer out, String s) {
     byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
     checkNspace(s, bytes.length);
     out.writeBytes(bytes);
@@ -121,7 +121,7 @@ final class WireIo {
     return s.getBytes(StandardCharsets.UTF_8).length;
   }
 
-  private static String decodeUtf8(ByteBuf in, int index, int length, String field) {
+  private static String decodeUtf8(WireBuffer in, int index, int length, String field) {
     ByteBuffer bytes = in.nioBuffer(index, length);
     try {
       return StandardCharsets.UTF_8

@@ -2,6 +2,7 @@ package io.pmix.common.internal.connector;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
+import io.pmix.common.codec.WireBuffer;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 
@@ -37,6 +38,11 @@ final class Bytes {
     } finally {
       b.release();
     }
+  }
+
+  /** The readable bytes of a connector's buffer as hex (nothing to release). */
+  static String hexAndRelease(WireBuffer b) {
+    return ByteBufUtil.hexDump(b.toByteArray());
   }
 
   /** Bytes as a hex run {@link #of} accepts. */

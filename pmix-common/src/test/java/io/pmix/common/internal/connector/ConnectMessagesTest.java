@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.pmix.common.Info;
@@ -29,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * against libpmix is in pmix-testkit's ConnectSpawnIT.
  */
 class ConnectMessagesTest {
-  private final Messages m = new Messages(WireFormat.DEFAULT, ByteBufAllocator.DEFAULT);
+  private final Messages m = new Messages(WireFormat.DEFAULT);
 
   @Test
   void connectAndDisconnectHaveTheFenceLayout() {
@@ -66,7 +65,7 @@ class ConnectMessagesTest {
     PmixWriter w = new PmixWriter(reply, WireFormat.DEFAULT);
     w.packStatus(Status.SUCCESS);
     w.pack(Value.of(blob));
-    var r = m.reader(reply);
+    var r = m.reader(io.pmix.common.codec.WireBuffer.of(reply));
     assertEquals(Status.SUCCESS, Messages.status(r));
     assertEquals(List.of("childjob"), Messages.connectBlobs(r, store, WireFormat.DEFAULT));
     reply.release();

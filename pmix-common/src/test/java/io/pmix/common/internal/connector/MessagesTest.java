@@ -5,7 +5,6 @@ import static io.pmix.common.internal.connector.Bytes.hexAndRelease;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.pmix.common.DataRange;
 import io.pmix.common.DataType;
@@ -15,6 +14,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.wire.Command;
 import java.util.LinkedHashMap;
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 
 /** Request bodies against the captures of docs/commands.md §9 (OpenPMIx 4.2.2, NON_DESC). */
 class MessagesTest {
-  private final Messages m = new Messages(WireFormat.DEFAULT, ByteBufAllocator.DEFAULT);
+  private final Messages m = new Messages(WireFormat.DEFAULT);
 
   @Test
   void reqAndFinalize() {
@@ -151,7 +151,7 @@ class MessagesTest {
     byte[] reply =
         Bytes.of(
             "02 00 02 01 02 10", "'testjob", "00 12", "'svc.name", "03 10", "'port123");
-    PmixReader r = m.reader(Unpooled.wrappedBuffer(reply));
+    PmixReader r = m.reader(WireBuffer.wrap(reply));
     Messages.checkStatus(r, "lookup");
     List<Value.PData> data = Messages.lookupData(r);
     assertEquals(
@@ -159,18 +159,18 @@ class MessagesTest {
     PmixException e =
         assertThrows(
             PmixException.class,
-            () -> Messages.checkStatus(m.reader(Unpooled.wrappedBuffer(Bytes.of("02 5d"))), "x"));
+            () -> Messages.checkStatus(m.reader(WireBuffer.wrap(Bytes.of("02 5d"))), "x"));
     assertEquals(Status.ERR_NOT_SUPPORTED, e.status());
     PmixException lost =
         assertThrows(
             PmixException.class,
-            () -> Messages.checkStatus(m.reader(Unpooled.wrappedBuffer(new byte[0])), "x"));
+            () -> Messages.checkStatus(m.reader(WireBuffer.wrap(new byte[0])), "x"));
     assertEquals(Status.ERR_LOST_CONNECTION, lost.status());
   }
 
   @Test
   void fullyDescribedBuffersTagEveryUnit() {
-    Messages fd = new Messages(WireFormat.FULLY_DESCRIBED, ByteBufAllocator.DEFAULT);
+    Messages fd = new Messages(WireFormat.FULLY_DESCRIBED);
     // docs/transport.md §11.8: REQ becomes 09 02 22 00.
     assertEquals("09022200", hexAndRelease(fd.req()));
     assertEquals(DataType.COMMAND.code(), 0x22);

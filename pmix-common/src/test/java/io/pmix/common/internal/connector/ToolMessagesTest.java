@@ -4,7 +4,6 @@ import static io.pmix.common.internal.connector.Bytes.hex;
 import static io.pmix.common.internal.connector.Bytes.hexAndRelease;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
@@ -24,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class ToolMessagesTest {
   private static final Proc JOB = Proc.wildcard("testjob");
-  private final Messages m = new Messages(WireFormat.DEFAULT, ByteBufAllocator.DEFAULT);
+  private final Messages m = new Messages(WireFormat.DEFAULT);
 
   @Test
   void iofPullDeregisterAndPush() {

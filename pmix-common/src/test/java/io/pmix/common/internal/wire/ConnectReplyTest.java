@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import io.pmix.common.codec.WireBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -153,7 +154,7 @@ class ConnectReplyTest {
   void clientReplyKeepsUnknownStatusCodesAndUnsignedIndexes() {
     ByteBuf in = Unpooled.wrappedBuffer(Hex.bytes("ff ff ec 78 ff ff ff ff"));
     try {
-      ClientReply r = ClientReply.tryDecode(in).orElseThrow();
+      ClientReply r = ClientReply.tryDecode(WireBuffer.of(in)).orElseThrow();
       assertEquals(-5000, r.status().code());
       assertEquals(0xFFFFFFFF, r.index());
     } finally {
@@ -169,7 +170,7 @@ class ConnectReplyTest {
         Hex.concat(Hex.bytes("00 00 00 00"), nspace, Hex.bytes("00 00 00 01 00 00 00 00"));
     ByteBuf in = Unpooled.wrappedBuffer(reply);
     try {
-      ToolReply.Full r = (ToolReply.Full) ToolReply.tryDecode(in, false).orElseThrow();
+      ToolReply.Full r = (ToolReply.Full) ToolReply.tryDecode(WireBuffer.of(in), false).orElseThrow();
       assertEquals("x".repeat(255), r.server().nspace());
       assertEquals(1, r.server().rank());
     } finally {
@@ -183,7 +184,7 @@ class ConnectReplyTest {
             Hex.concat(
                 Hex.bytes("00 00 00 00"), junkAfterNul, Hex.bytes("00 00 00 02 00 00 00 00")));
     try {
-      ToolReply.Full r = (ToolReply.Full) ToolReply.tryDecode(in2, false).orElseThrow();
+      ToolReply.Full r = (ToolReply.Full) ToolReply.tryDecode(WireBuffer.of(in2), false).orElseThrow();
       assertEquals(new PeerId("srv", 2), r.server());
     } finally {
       in2.release();
@@ -196,7 +197,7 @@ class ConnectReplyTest {
     nspace[0] = (byte) 0xff;
     ByteBuf in = Unpooled.wrappedBuffer(Hex.concat(Hex.bytes("00 00 00 00"), nspace, new byte[8]));
     try {
-      PmixException e = assertThrows(PmixException.class, () -> ToolReply.tryDecode(in, false));
+      PmixException e = assertThrows(PmixException.class, () -> ToolReply.tryDecode(WireBuffer.of(in), false));
       assertEquals(Status.ERR_BAD_PARAM, e.status());
     } finally {
       in.release();

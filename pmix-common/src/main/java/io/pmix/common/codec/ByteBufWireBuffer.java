@@ -1,0 +1,131 @@
+package io.pmix.common.codec;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+import java.nio.charset.Charset;
+
+/** A {@link WireBuffer} that is a view of a Netty {@link ByteBuf} (the server's buffers). */
+final class ByteBufWireBuffer extends WireBuffer {
+  private final ByteBuf buf;
+
+  ByteBufWireBuffer(ByteBuf buf) {
+    this.buf = requireNonNull(buf, "buf");
+  }
+
+  @Override
+  ByteBuf byteBuf() {
+    return buf;
+  }
+
+  @Override
+  public int readerIndex() {
+    return buf.readerIndex();
+  }
+
+  @Override
+  public void readerIndex(int index) {
+    buf.readerIndex(index);
+  }
+
+  @Override
+  public int writerIndex() {
+    return buf.writerIndex();
+  }
+
+  @Override
+  public byte readByte() {
+    return buf.readByte();
+  }
+
+  @Override
+  public short readShort() {
+    return buf.readShort();
+  }
+
+  @Override
+  public int readInt() {
+    return buf.readInt();
+  }
+
+  @Override
+  public long readLong() {
+    return buf.readLong();
+  }
+
+  @Override
+  public void readBytes(byte[] dst) {
+    buf.readBytes(dst);
+  }
+
+  @Override
+  public WireBuffer readSlice(int length) {
+    return new ByteBufWireBuffer(buf.readSlice(length));
+  }
+
+  @Override
+  public void discardReadBytes() {
+    buf.discardReadBytes();
+  }
+
+  @Override
+  public void skipBytes(int n) {
+    buf.skipBytes(n);
+  }
+
+  @Override
+  public byte getByte(int index) {
+    return buf.getByte(index);
+  }
+
+  @Override
+  public int getInt(int index) {
+    return buf.getInt(index);
+  }
+
+  @Override
+  public int indexOf(int from, int to, byte value) {
+    return buf.indexOf(from, to, value);
+  }
+
+  @Override
+  public String toString(int index, int length, Charset charset) {
+    return buf.toString(index, length, charset);
+  }
+
+  @Override
+  public ByteBuffer nioBuffer(int index, int length) {
+    return buf.nioBuffer(index, length).asReadOnlyBuffer();
+  }
+
+  @Override
+  public void writeByte(int b) {
+    buf.writeByte(b);
+  }
+
+  @Override
+  public void writeShort(int v) {
+    buf.writeShort(v);
+  }
+
+  @Override
+  public void writeInt(int v) {
+    buf.writeInt(v);
+  }
+
+  @Override
+  public void setInt(int index, int v) {
+    buf.setInt(index, v);
+  }
+
+  @Override
+  public void writeLong(long v) {
+    buf.writeLong(v);
+  }
+
+  @Override
+  public void writeBytes(byte[] src, int offset, int length) {
+    buf.writeBytes(src, offset, length);
+  }
+}

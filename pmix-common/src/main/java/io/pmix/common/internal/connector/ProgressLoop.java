@@ -1,0 +1,316 @@
+package io.pmix.common.internal.connector;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A connector's progress thread: one thread running tasks handed to it, timers, and the readiness
+ * of its sockets (a {@link Selector}), in that order, one at a time. Plain NIO, not Netty: the
+ * connector has one socket, and Netty's event loop, channel pipeline and buffers cost ~150 ms of
+ * class loading and static initialization in a fresh JVM, most of a first {@code PMIx.init}
+ * (docs/architecture.md, start-up of the client).
+ *
+ * <p>The thread starts with the first task. {@link #shutdown} runs the tasks already handed in,
+ * and those handed in meanwhile, closes every channel still registered (each registrant is told,
+ * as a socket closing would tell it) and ends the thread; tasks handed in after that are rejected.
+ */
+final class ProgressLoop {
+  private static final System.Logger LOG = System.getLogger(ProgressLoop.class.getName());
+
+  /** What a channel registered with the loop is told; called on the loop's thread. */
+  interface Registrant {
+    /** The channel's key is ready for some of its interest operations. */
+    void ready(SelectionKey key);
+
+    /** The loop is ending: close the channel and act as if the peer had closed it. */
+    void shutdown();
+  }
+
+  /** A timer; {@link #cancel} from the loop's thread only. */
+  static final class Timer implements Comparable<Timer> {
+    private final long deadline;
+    private final long seq;
+    private final Runnable task;
+    private boolean cancelled;
+
+    private Timer(long deadline, long seq, Runnable task) {
+      this.deadline = deadline;
+      this.seq = seq;
+      this.task = task;
+    }
+
+    /** The timer will not run (if it has not yet). */
+    void cancel() {
+      cancelled = true;
+    }
+
+    @Override
+    public int compareTo(Timer o) {
+      int c = Long.compare(deadline - o.deadline, 0);
+      return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+
+    @Override
+    public boolean equals(@Nullable Object o) {
+      return this == o;
+    }
+
+    @Override
+    public int hashCode() {
+      return Long.hashCode(seq);
+    }
+  }
+
+  private static final int RUNNING = 0;
+  private static final int SHUTTING_DOWN = 1;
+  private static final int TERMINATED = 2;
+
+  private final ThreadFactory threadFactory;
+  private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  /** Set while a wake-up of the selector is pending, so producers wake it once per select. */
+  private final AtomicBoolean wakenUp = new AtomicBoolean();
+
+  private final CountDownLatch terminated = new CountDownLatch(1);
+
+  // ---- confined to the loop's thread ----
+  private final PriorityQueue<Timer> timers = new PriorityQueue<>();
+  private long timerSeq;
+
+  private final Object startLock = new Object();
+  private volatile @Nullable Thread thread;
+  private volatile @Nullable Selector selector;
+  private volatile int state = RUNNING;
+
+  /** A loop whose thread, made by {@code threadFactory}, starts with the first task. */
+  ProgressLoop(ThreadFactory threadFactory) {
+    this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+  }
+
+  /** Whether the caller is the loop's thread. */
+  boolean inLoop() {
+    return Thread.currentThread() == thread;
+  }
+
+  /** Whether the thread has ended (or the loop was shut down before it ever started). */
+  boolean isTerminated() {
+    return state == TERMINATED;
+  }
+
+  /**
+   * Runs {@code task} on the loop's thread, after the tasks handed in before.
+   *
+   * @throws RejectedExecutionException once {@link #shutdown} was called
+   */
+  void execute(Runnable task) {
+    requireNonNull(task, "task");
+    if (state == TERMINATED) {
+      throw new RejectedExecutionException("the PMIx progress thread has stopped");
+    }
+    if (thread == null) {
+      start();
+    }
+    tasks.add(task);
+    // The thread's last drain runs after TERMINATED is set: a task it may have missed is taken
+    // back here and refused, unless it already ran.
+    if (state == TERMINATED && tasks.remove(task)) {
+      throw new RejectedExecutionException("the PMIx progress thread has stopped");
+    }
+    if (!inLoop() && wakenUp.compareAndSet(false, true)) {
+      Selector s = selector;
+      if (s != null) {
+        s.wakeup();
+      }
+    }
+  }
+
+  private void start() {
+    synchronized (startLock) {
+      if (thread != null) {
+        return;
+      }
+      if (state != RUNNING) {
+        // Shut down before it ever ran: nothing will run it.
+        throw new RejectedExecutionException("the PMIx progress thread has stopped");
+      }
+      try {
+        selector = Selector.open();
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot open a selector for the PMIx progress thread", e);
+      }
+      Thread t = threadFactory.newThread(this::run);
+      thread = t;
+      t.start();
+    }
+  }
+
+  /**
+   * Runs {@code task} on the loop's thread after {@code delayMillis}, unless cancelled first.
+   * Loop thread only.
+   */
+  Timer schedule(Runnable task, long delayMillis) {
+    checkInLoop();
+    Timer t =
+        new Timer(
+            System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(0, delayMillis)),
+            timerSeq++,
+            task);
+    timers.add(t);
+    return t;
+  }
+
+  /**
+   * Registers {@code channel} (non-blocking) for {@code ops}, with {@code registrant} told of its
+   * readiness. Loop thread only.
+   */
+  SelectionKey register(SelectableChannel channel, int ops, Registrant registrant)
+      throws ClosedChannelException {
+    checkInLoop();
+    return channel.register(requireNonNull(selector), ops, registrant);
+  }
+
+  private void checkInLoop() {
+    if (!inLoop()) {
+      throw new IllegalStateException("not on the PMIx progress thread");
+    }
+  }
+
+  /**
+   * Stops accepting tasks; the thread runs those already handed in, closes the registered
+   * channels and ends. Returns at once; see {@link #awaitTermination}.
+   */
+  void shutdown() {
+    synchronized (startLock) {
+      if (state != RUNNING) {
+        return;
+      }
+      state = SHUTTING_DOWN;
+      if (thread == null) {
+        state = TERMINATED;
+        terminated.countDown();
+        return;
+      }
+    }
+    Selector s = selector;
+    if (s != null) {
+      s.wakeup();
+    }
+  }
+
+  /** Waits up to {@code millis} for the thread to end; whether it has. */
+  boolean awaitTermination(long millis) throws InterruptedException {
+    return terminated.await(millis, TimeUnit.MILLISECONDS);
+  }
+
+  private void run() {
+    Selector sel = requireNonNull(selector);
+    try {
+      while (true) {
+        runTasks();
+        runTimers();
+        if (state != RUNNING && tasks.isEmpty()) {
+          break;
+        }
+        wakenUp.set(false);
+        if (!tasks.isEmpty() || state != RUNNING) {
+          sel.selectNow();
+        } else {
+          Timer next = firstLiveTimer();
+          if (next == null) {
+            sel.select();
+          } else {
+            long ms = TimeUnit.NANOSECONDS.toMillis(next.deadline - System.nanoTime() + 999_999);
+            if (ms <= 0) {
+              sel.selectNow();
+            } else {
+              sel.select(ms);
+            }
+          }
+        }
+        Iterator<SelectionKey> it = sel.selectedKeys().iterator();
+        while (it.hasNext()) {
+          SelectionKey k = it.next();
+          it.remove();
+          if (k.isValid()) {
+            guarded(() -> ((Registrant) k.attachment()).ready(k));
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.log(Level.ERROR, "PMIx progress thread failed", e);
+    } finally {
+      state = SHUTTING_DOWN;
+      List<Registrant> left = new ArrayList<>();
+      for (SelectionKey k : sel.keys()) {
+        left.add((Registrant) k.attachment());
+      }
+      for (Registrant r : left) {
+        guarded(r::shutdown);
+      }
+      // What the registrants' shutdown handed in (a failure to deliver, say) still runs.
+      runTasks();
+      try {
+        sel.close();
+      } catch (IOException e) {
+        LOG.log(Level.DEBUG, "closing the selector failed", e);
+      }
+      timers.clear();
+      state = TERMINATED;
+      runTasks();
+      terminated.countDown();
+    }
+  }
+
+  private void runTasks() {
+    Runnable r;
+    while ((r = tasks.poll()) != null) {
+      guarded(r);
+    }
+  }
+
+  private void runTimers() {
+    long now = System.nanoTime();
+    Timer t;
+    while ((t = timers.peek()) != null && (t.cancelled || t.deadline - now <= 0)) {
+      timers.poll();
+      if (!t.cancelled) {
+        guarded(t.task);
+      }
+    }
+  }
+
+  private @Nullable Timer firstLiveTimer() {
+    Timer t;
+    while ((t = timers.peek()) != null && t.cancelled) {
+      timers.poll();
+    }
+    return t;
+  }
+
+  /** Runs {@code r}; a failure is logged and the loop goes on, as Netty's loop does. */
+  private static void guarded(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "a task on the PMIx progress thread threw", e);
+    }
+  }
+}
