@@ -19,16 +19,24 @@ final class ArrayWireBuffer extends WireBuffer {
   private int writer;
   /** A slice of another buffer's bytes: never written. */
   private final boolean readOnly;
+  /** The end of the part of {@link #array} this buffer may write (a wrapped range ends early). */
+  private int limit;
 
-  ArrayWireBuffer(byte[] array, int base, int reader, int writer) {
-    this(array, base, reader, writer, false);
+  /**
+   * A buffer over {@code array} from {@code base}, its readable bytes {@code [reader, writer)};
+   * it writes in place up to {@code limit} (an index of the array) and copies beyond.
+   */
+  ArrayWireBuffer(byte[] array, int base, int reader, int writer, int limit) {
+    this(array, base, reader, writer, limit, false);
   }
 
-  private ArrayWireBuffer(byte[] array, int base, int reader, int writer, boolean readOnly) {
+  private ArrayWireBuffer(
+      byte[] array, int base, int reader, int writer, int limit, boolean readOnly) {
     this.array = array;
     this.base = base;
     this.reader = reader;
     this.writer = writer;
+    this.limit = limit;
     this.readOnly = readOnly;
   }
 
@@ -120,7 +128,8 @@ final class ArrayWireBuffer extends WireBuffer {
     if (length < 0) {
       throw new IllegalArgumentException("negative length " + length);
     }
-    return new ArrayWireBuffer(array, take(length), 0, length, true);
+    int at = take(length);
+    return new ArrayWireBuffer(array, at, 0, length, at + length, true);
   }
 
   @Override
@@ -190,7 +199,7 @@ final class ArrayWireBuffer extends WireBuffer {
     checkWritable();
     int w = writer;
     int end = base + w + n;
-    if (end < 0 || end > array.length) {
+    if (end < 0 || end > limit) {
       long need = (long) w + n;
       if (need > MAX_ARRAY) {
         throw new IndexOutOfBoundsException("a buffer of more than " + MAX_ARRAY + " bytes");
@@ -199,6 +208,7 @@ final class ArrayWireBuffer extends WireBuffer {
       // The old bytes before index 0 are not kept: the copy starts at base.
       array = Arrays.copyOfRange(array, base, base + cap);
       base = 0;
+      limit = cap;
     }
     writer = w + n;
     return base + w;
@@ -206,7 +216,9 @@ final class ArrayWireBuffer extends WireBuffer {
 
   @Override
   public void writeByte(int b) {
-    array[room(1)] = (byte) b;
+    // room() may replace the array: take the index before reading the field.
+    int i = room(1);
+    array[i] = (byte) b;
   }
 
   @Override
@@ -249,6 +261,7 @@ final class ArrayWireBuffer extends WireBuffer {
       throw new IndexOutOfBoundsException(
           "range " + offset + "+" + length + " of an array of " + src.length);
     }
-    System.arraycopy(src, offset, array, room(length), length);
+    int i = room(length);
+    System.arraycopy(src, offset, array, i, length);
   }
 }

@@ -22,17 +22,18 @@ public abstract class WireBuffer {
 
   /** An empty growable array-backed buffer. */
   public static WireBuffer allocate() {
-    return new ArrayWireBuffer(new byte[64], 0, 0, 0);
+    return new ArrayWireBuffer(new byte[64], 0, 0, 0, 64);
   }
 
   /** An empty growable array-backed buffer with room for {@code capacity} bytes to start with. */
   public static WireBuffer allocate(int capacity) {
-    return new ArrayWireBuffer(new byte[Math.max(capacity, 16)], 0, 0, 0);
+    byte[] a = new byte[Math.max(capacity, 16)];
+    return new ArrayWireBuffer(a, 0, 0, 0, a.length);
   }
 
   /** A buffer whose readable bytes are {@code bytes} (not copied); writing may copy them. */
   public static WireBuffer wrap(byte[] bytes) {
-    return new ArrayWireBuffer(bytes, 0, 0, bytes.length);
+    return new ArrayWireBuffer(bytes, 0, 0, bytes.length, bytes.length);
   }
 
   /**
@@ -46,7 +47,7 @@ public abstract class WireBuffer {
       throw new IndexOutOfBoundsException(
           "range " + offset + "+" + length + " of an array of " + bytes.length);
     }
-    return new ArrayWireBuffer(bytes, offset, 0, length);
+    return new ArrayWireBuffer(bytes, offset, 0, length, offset + length);
   }
 
   /** A view of {@code buf}: reads and writes move its indices. The caller keeps ownership. */
