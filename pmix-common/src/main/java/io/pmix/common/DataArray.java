@@ -3,7 +3,6 @@ package io.pmix.common;
 import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableList;
 import java.util.List;
 
 /**
@@ -22,7 +21,7 @@ public record DataArray(DataType elementType, long size, List<Value> items) impl
   /** Validates that every element has the element type. */
   public DataArray {
     requireNonNull(elementType, "elementType");
-    items = ImmutableList.copyOf(items);
+    items = List.copyOf(items);
     if (elementType == DataType.UNDEF) {
       checkArgument(items.isEmpty(), "an UNDEF array has no elements");
       checkArgument(size >= 0, "negative size");
@@ -39,7 +38,7 @@ public record DataArray(DataType elementType, long size, List<Value> items) impl
 
   /** An array of these elements. */
   public static DataArray of(DataType elementType, List<? extends Value> items) {
-    return new DataArray(elementType, items.size(), ImmutableList.copyOf(items));
+    return new DataArray(elementType, items.size(), List.copyOf(items));
   }
 
   /** An array of infos, the most common kind. */
@@ -49,7 +48,7 @@ public record DataArray(DataType elementType, long size, List<Value> items) impl
 
   /** An UNDEF array declaring {@code size} elements (as 4.2.2 can send). */
   public static DataArray undefined(long size) {
-    return new DataArray(DataType.UNDEF, size, ImmutableList.of());
+    return new DataArray(DataType.UNDEF, size, List.of());
   }
 
   @Override

@@ -2,7 +2,6 @@ package io.pmix.common;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableList;
 import java.util.List;
 import java.util.Optional;
 
@@ -23,7 +22,7 @@ public record Event(Status status, Proc source, List<Info> info, Optional<DataRa
   public Event {
     requireNonNull(status, "status");
     requireNonNull(source, "source");
-    info = ImmutableList.copyOf(info);
+    info = List.copyOf(info);
     requireNonNull(range, "range");
   }
 

@@ -3,10 +3,10 @@ package io.pmix.common;
 import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableList;
-import com.google.common.collect.Sets;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -137,9 +137,13 @@ public sealed interface Value
 
   /** The types of one integer kind, as {@link DataType} declares them. */
   private static Set<DataType> typesOf(DataType.Kind kind) {
-    return Arrays.stream(DataType.values())
-        .filter(t -> t.kind() == kind)
-        .collect(Sets.toImmutableEnumSet());
+    Set<DataType> s = EnumSet.noneOf(DataType.class);
+    for (DataType t : DataType.values()) {
+      if (t.kind() == kind) {
+        s.add(t);
+      }
+    }
+    return Collections.unmodifiableSet(s);
   }
 
   // ---- accessors ----
@@ -517,9 +521,9 @@ public sealed interface Value
       implements Value {
     /** Copies the lists. */
     public App {
-      argv = ImmutableList.copyOf(argv);
-      env = ImmutableList.copyOf(env);
-      info = ImmutableList.copyOf(info);
+      argv = List.copyOf(argv);
+      env = List.copyOf(env);
+      info = List.copyOf(info);
     }
 
     @Override
@@ -567,8 +571,8 @@ public sealed interface Value
   record Query(List<String> keys, List<Info> qualifiers) implements Value {
     /** Copies the lists. */
     public Query {
-      keys = ImmutableList.copyOf(keys);
-      qualifiers = ImmutableList.copyOf(qualifiers);
+      keys = List.copyOf(keys);
+      qualifiers = List.copyOf(qualifiers);
     }
 
     @Override
@@ -607,7 +611,7 @@ public sealed interface Value
     /** Checks the view and coordinates. */
     public Coord {
       checkArgument(view >= 0 && view <= 255, "view is one byte");
-      coords = ImmutableList.copyOf(coords);
+      coords = List.copyOf(coords);
       for (long c : coords) {
         checkArgument(c >= 0 && c <= 0xffffffffL, "coordinate out of uint32 range");
       }
@@ -633,7 +637,7 @@ public sealed interface Value
     /** Checks the type code and copies the description. */
     public RegAttr {
       checkArgument(dataType >= 0 && dataType <= 0xffff, "type code is 16-bit");
-      description = ImmutableList.copyOf(description);
+      description = List.copyOf(description);
     }
 
     @Override
@@ -655,7 +659,7 @@ public sealed interface Value
       implements Value {
     /** Copies the list. */
     public Geometry {
-      coordinates = ImmutableList.copyOf(coordinates);
+      coordinates = List.copyOf(coordinates);
     }
 
     @Override
@@ -857,7 +861,7 @@ public sealed interface Value
   record DiskStats(@Nullable String disk, List<Long> counters) implements Value {
     /** Checks the counter count. */
     public DiskStats {
-      counters = ImmutableList.copyOf(counters);
+      counters = List.copyOf(counters);
       checkArgument(counters.size() == 11, "disk stats have 11 counters");
     }
 
@@ -877,7 +881,7 @@ public sealed interface Value
   record NetStats(@Nullable String netInterface, List<Long> counters) implements Value {
     /** Checks the counter count. */
     public NetStats {
-      counters = ImmutableList.copyOf(counters);
+      counters = List.copyOf(counters);
       checkArgument(counters.size() == 6, "net stats have 6 counters");
     }
 
@@ -907,10 +911,10 @@ public sealed interface Value
       implements Value {
     /** Checks the float count and copies the lists. */
     public NodeStats {
-      loads = ImmutableList.copyOf(loads);
+      loads = List.copyOf(loads);
       checkArgument(loads.size() == 11, "node stats have 11 floats");
-      diskStats = ImmutableList.copyOf(diskStats);
-      netStats = ImmutableList.copyOf(netStats);
+      diskStats = List.copyOf(diskStats);
+      netStats = List.copyOf(netStats);
     }
 
     @Override

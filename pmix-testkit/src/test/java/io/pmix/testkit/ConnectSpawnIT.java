@@ -4,11 +4,10 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.pmix.common.Proc;
 import io.pmix.common.Value;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.connector.Messages;
 import io.pmix.common.internal.wire.Command;
@@ -452,7 +451,7 @@ class ConnectSpawnIT {
         JobResult child = spawned(s, r, 1);
         assertTrue(child.succeeded(), child::describe);
         byte[] sent = proxy.sent().get(0);
-        Messages m = new Messages(WireFormat.DEFAULT, ByteBufAllocator.DEFAULT);
+        Messages m = new Messages(WireFormat.DEFAULT);
         List<Proc> all = List.of(Proc.wildcard(r.nspace()));
         Value.App app =
             new Value.App("/bin/true", List.of("/bin/true"), List.of(), cwd.toString(), 1,
@@ -467,12 +466,8 @@ class ConnectSpawnIT {
     }
   }
 
-  private static byte[] bytes(ByteBuf b) {
-    try {
-      return ByteBufUtil.getBytes(b);
-    } finally {
-      b.release();
-    }
+  private static byte[] bytes(WireBuffer b) {
+    return b.toByteArray();
   }
 
   /** {@code body} occurs in {@code stream} as a whole frame: after a header with its length. */

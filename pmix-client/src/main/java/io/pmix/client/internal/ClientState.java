@@ -11,6 +11,7 @@ import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.connector.Bookkept;
 import io.pmix.common.internal.connector.ConnectPlan;
 import io.pmix.common.internal.connector.ConnectorSession;
@@ -54,7 +55,7 @@ import org.jspecify.annotations.Nullable;
  * operations hand their work to it and return a future, which completes on the callback thread.
  */
 public final class ClientState implements LibraryState {
-  private static final System.Logger LOG = System.getLogger(ClientState.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ClientState.class);
 
   /** How long the last finalize waits for the server's answer to FINALIZE, as C does. */
   static final Duration FINALIZE_ACK_WAIT = ConnectorSession.FINALIZE_ACK_WAIT;

@@ -12,6 +12,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.connector.Bookkept;
 import io.pmix.common.internal.connector.ConnectPlan;
 import io.pmix.common.internal.connector.ConnectorSession;
@@ -56,7 +57,7 @@ import org.jspecify.annotations.Nullable;
  * written once at init (and nulled at shutdown) and read anywhere.
  */
 public final class ToolState implements LibraryState {
-  private static final System.Logger LOG = System.getLogger(ToolState.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ToolState.class);
 
   /** The search tries many candidates; a stale one should not cost more than one attempt. */
   private static final int SEARCH_ATTEMPTS = 1;

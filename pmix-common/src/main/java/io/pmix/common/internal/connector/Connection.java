@@ -7,6 +7,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireBuffer;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.FinalizeRequest;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.ReqReply;
@@ -14,12 +15,12 @@ import io.pmix.common.internal.message.ReqRequest;
 import io.pmix.common.internal.message.StatusReply;
 import io.pmix.common.internal.wire.ClientReply;
 import io.pmix.common.internal.wire.ConnectReply;
-import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.ReplyLayout;
 import io.pmix.common.internal.wire.PeerId;
+import io.pmix.common.internal.wire.ReplyLayout;
 import io.pmix.common.internal.wire.Tags;
 import io.pmix.common.internal.wire.ToolReply;
 import java.io.IOException;
@@ -52,7 +53,7 @@ import org.jspecify.annotations.Nullable;
  * there and read anywhere.
  */
 final class Connection implements SessionPart {
-  private static final System.Logger LOG = System.getLogger(Connection.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(Connection.class);
 
   /** Largest reply accepted; C has no limit, so this only guards against a corrupt header. */
   private static final int MAX_PAYLOAD = 1 << 30;

@@ -12,6 +12,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.gds.GdsModule;
 import io.pmix.common.internal.message.IofDelivery;
 import io.pmix.common.internal.message.LogRequest;
@@ -63,7 +64,7 @@ import org.jspecify.annotations.Nullable;
  * the progress thread. No lock is held while application code runs.
  */
 public final class ConnectorSession {
-  private static final System.Logger LOG = System.getLogger(ConnectorSession.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ConnectorSession.class);
 
   /** How long the last finalize waits for the server's answer to FINALIZE, as C does. */
   public static final Duration FINALIZE_ACK_WAIT = Duration.ofSeconds(2);

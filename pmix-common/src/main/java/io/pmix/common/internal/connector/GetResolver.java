@@ -2,13 +2,13 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableList;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.gds.GdsModule;
 import io.pmix.common.internal.message.GetNbReply;
 import io.pmix.common.internal.message.GetNbRequest;
@@ -43,7 +43,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Confined to the progress thread.
  */
 final class GetResolver implements SessionPart {
-  private static final System.Logger LOG = System.getLogger(GetResolver.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(GetResolver.class);
 
   /** A get waiting for the server, and the gets of the same proc queued behind it. */
   private static final class GetQueue {
@@ -279,7 +279,9 @@ final class GetResolver implements SessionPart {
     if (reserved && ownNspace && !DataStore.flag(ds, "pmix.immediate")) {
       // What the job data lacks the server answers at once or not at all (docs/commands.md §6.3
       // step 5).
-      ds = ImmutableList.<Info>builder().addAll(ds).add(Info.of("pmix.immediate", true)).build();
+      List<Info> more = new ArrayList<>(ds);
+      more.add(Info.of("pmix.immediate", true));
+      ds = List.copyOf(more);
     }
     GetQueue queue = q;
     connection.send(

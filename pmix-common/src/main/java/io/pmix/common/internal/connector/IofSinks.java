@@ -7,6 +7,7 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.IofDelivery;
 import io.pmix.common.internal.message.IofDeregRequest;
 import io.pmix.common.internal.message.IofPullReply;
@@ -30,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Confined to the progress thread.
  */
 final class IofSinks implements SessionPart {
-  private static final System.Logger LOG = System.getLogger(IofSinks.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(IofSinks.class);
 
   /** An IOF_PULL registration: where its output goes and the server's id for it. */
   private static final class IofSink {

@@ -2,7 +2,6 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableList;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
@@ -87,7 +86,10 @@ final class JobRequests implements SessionPart {
     if (a.argv().isEmpty()) {
       argv = List.of(base);
     } else if (!basename(a.argv().get(0)).equals(base)) {
-      argv = ImmutableList.<String>builder().add(base).addAll(a.argv()).build();
+      List<String> all = new ArrayList<>(a.argv().size() + 1);
+      all.add(base);
+      all.addAll(a.argv());
+      argv = List.copyOf(all);
     } else {
       argv = a.argv();
     }

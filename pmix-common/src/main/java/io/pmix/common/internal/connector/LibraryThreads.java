@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -38,7 +39,7 @@ import org.jspecify.annotations.Nullable;
  * thread of another role (a client's callback calling a blocking tool operation) may block.
  */
 public final class LibraryThreads implements SessionPart {
-  private static final System.Logger LOG = System.getLogger(LibraryThreads.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(LibraryThreads.class);
 
   /** How long teardown waits for each thread to end, and a reader for the progress thread. */
   static final Duration THREAD_STOP_WAIT = Duration.ofSeconds(10);

@@ -1,7 +1,5 @@
 package io.pmix.common.internal.connector;
 
-import com.google.common.base.CharMatcher;
-import com.google.common.base.Splitter;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.io.IOException;
@@ -18,9 +16,29 @@ import org.jspecify.annotations.Nullable;
  * Nothing is cached: every init asks again, so a changed environment is honoured.
  */
 public final class LocalProcess {
-  private static final Splitter WORDS = Splitter.on(CharMatcher.whitespace()).omitEmptyStrings();
 
   private LocalProcess() {}
+
+  /** The word at {@code index} (from 0) of a line of whitespace-separated words. */
+  static String word(String line, int index) {
+    int i = 0;
+    int n = line.length();
+    for (int w = 0; ; w++) {
+      while (i < n && Character.isWhitespace(line.charAt(i))) {
+        i++;
+      }
+      int start = i;
+      while (i < n && !Character.isWhitespace(line.charAt(i))) {
+        i++;
+      }
+      if (start == i) {
+        throw new IndexOutOfBoundsException("no word " + index + " in: " + line);
+      }
+      if (w == index) {
+        return line.substring(start, i);
+      }
+    }
+  }
 
   /**
    * The effective uid and gid. Linux's /proc/self/status has them (second field of the Uid/Gid
@@ -34,9 +52,9 @@ public final class LocalProcess {
     try {
       for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
         if (line.startsWith("Uid:")) {
-          ids[0] = Integer.parseUnsignedInt(WORDS.splitToList(line).get(2));
+          ids[0] = Integer.parseUnsignedInt(word(line, 2));
         } else if (line.startsWith("Gid:")) {
-          ids[1] = Integer.parseUnsignedInt(WORDS.splitToList(line).get(2));
+          ids[1] = Integer.parseUnsignedInt(word(line, 2));
         }
       }
     } catch (IOException | RuntimeException e) {
@@ -74,7 +92,7 @@ public final class LocalProcess {
       return "native";
     }
     boolean none = false;
-    for (String m : Splitter.on(',').split(mode)) {
+    for (String m : mode.split(",")) {
       String name = m.trim().toLowerCase(Locale.ROOT);
       if (name.equals("native")) {
         return "native";

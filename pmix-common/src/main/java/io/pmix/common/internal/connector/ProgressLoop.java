@@ -21,6 +21,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
+import io.pmix.common.internal.LazyLogger;
 
 /**
  * A connector's progress thread: one thread running tasks handed to it, timers, and the readiness
@@ -34,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  * as a socket closing would tell it) and ends the thread; tasks handed in after that are rejected.
  */
 final class ProgressLoop {
-  private static final System.Logger LOG = System.getLogger(ProgressLoop.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ProgressLoop.class);
 
   /** What a channel registered with the loop is told; called on the loop's thread. */
   interface Registrant {

@@ -3,6 +3,7 @@ package io.pmix.common.internal.connector;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.TagAllocator;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -20,7 +21,7 @@ import java.util.Map;
  * <p>Confined to the progress thread.
  */
 final class ReplyRouter implements SessionPart {
-  private static final System.Logger LOG = System.getLogger(ReplyRouter.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ReplyRouter.class);
 
   @Bookkept("session.outstandingTags")
   private final TagAllocator tags = new TagAllocator();

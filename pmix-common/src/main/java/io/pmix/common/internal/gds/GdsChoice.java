@@ -3,6 +3,7 @@ package io.pmix.common.internal.gds;
 import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Stateless and thread-safe; the reader it returns is the caller's to close.
  */
 public final class GdsChoice {
-  private static final System.Logger LOG = System.getLogger(GdsChoice.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(GdsChoice.class);
 
   /**
    * What was chosen.

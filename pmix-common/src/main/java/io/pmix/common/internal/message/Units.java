@@ -1,6 +1,5 @@
 package io.pmix.common.internal.message;
 
-import com.google.common.collect.ImmutableList;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
@@ -11,6 +10,7 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.function.Supplier;
@@ -99,11 +99,11 @@ final class Units {
   }
 
   static List<Proc> procs(List<Value> values) {
-    ImmutableList.Builder<Proc> b = ImmutableList.builderWithExpectedSize(values.size());
+    List<Proc> b = new ArrayList<>(values.size());
     for (Value v : values) {
       b.add((Proc) v);
     }
-    return b.build();
+    return Collections.unmodifiableList(b);
   }
 
   /**
@@ -137,11 +137,11 @@ final class Units {
   }
 
   static List<byte[]> copyBlobs(List<byte[]> blobs) {
-    ImmutableList.Builder<byte[]> b = ImmutableList.builderWithExpectedSize(blobs.size());
+    List<byte[]> b = new ArrayList<>(blobs.size());
     for (byte[] x : blobs) {
       b.add(x.clone());
     }
-    return b.build();
+    return Collections.unmodifiableList(b);
   }
 
   static boolean blobsEqual(List<byte[]> a, List<byte[]> b) {

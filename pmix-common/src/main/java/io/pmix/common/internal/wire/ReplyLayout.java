@@ -17,10 +17,13 @@ public enum ReplyLayout {
   /** As {@link #TOOL} with the assigned nspace and rank after the status: 528 bytes. */
   TOOL_WITH_ASSIGNED_ID(4 + 2 * (WireIo.FIX256 + 4) + 4);
 
-  // major.minor[.release] in decimal at the start; what follows the release (rc2, a1, ...) is
-  // ignored, as by the C parser. A leading 'v' is tolerated, as rendezvous files may carry one.
-  private static final Pattern VERSION =
-      Pattern.compile("v?(\\d{1,9})\\.(\\d{1,9})(?:\\.(\\d{1,9}))?.*", Pattern.DOTALL);
+  /** Compiled on first use: only singletons need it, and a client's init should not pay it. */
+  private static final class Versions {
+    // major.minor[.release] in decimal at the start; what follows the release (rc2, a1, ...) is
+    // ignored, as by the C parser. A leading 'v' is tolerated, as rendezvous files may carry one.
+    static final Pattern VERSION =
+        Pattern.compile("v?(\\d{1,9})\\.(\\d{1,9})(?:\\.(\\d{1,9}))?.*", Pattern.DOTALL);
+  }
 
   private final int length;
 
@@ -63,7 +66,7 @@ public enum ReplyLayout {
    * every OpenPMIx that sends one does.
    */
   public static boolean singletonUsesClientLayout(String version) {
-    Matcher m = VERSION.matcher(requireNonNull(version, "version"));
+    Matcher m = Versions.VERSION.matcher(requireNonNull(version, "version"));
     if (!m.matches()) {
       return false;
     }
