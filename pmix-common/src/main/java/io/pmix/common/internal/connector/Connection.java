@@ -378,29 +378,33 @@ final class Connection implements SessionPart {
       write(req.nioBuffer(0, req.writerIndex()));
     }
 
-    /** Sends a frame: the 16-byte header (docs/transport.md §5.1), then the payload. */
+    /**
+     * Sends a frame: the 16-byte header (docs/transport.md §5.1), then the payload, in one
+     * gathering write, so that they leave together as C peers send them.
+     */
     void writeFrame(int pindex, int tag, WireBuffer payload) {
       int n = payload.readableBytes();
       ByteBuffer header = ByteBuffer.allocate(FrameDecoder.HEADER_LENGTH);
       header.putInt(pindex).putInt(tag).putInt(n).putInt(0).flip();
-      write(header);
-      if (n > 0) {
-        write(payload.nioBuffer(payload.readerIndex(), n));
+      if (n == 0) {
+        write(header);
+      } else {
+        write(header, payload.nioBuffer(payload.readerIndex(), n));
       }
     }
 
-    private void write(ByteBuffer b) {
+    private void write(ByteBuffer... bufs) {
       if (closed) {
         return;
       }
       if (pending.isEmpty()) {
         try {
-          socket.write(b);
+          socket.write(bufs);
         } catch (IOException e) {
           writeFailed(e);
           return;
         }
-        if (!b.hasRemaining()) {
+        if (!bufs[bufs.length - 1].hasRemaining()) {
           return;
         }
         SelectionKey k = key;
@@ -408,17 +412,23 @@ final class Connection implements SessionPart {
           k.interestOps(k.interestOps() | SelectionKey.OP_WRITE);
         }
       }
-      pending.add(b);
+      for (ByteBuffer b : bufs) {
+        if (b.hasRemaining()) {
+          pending.add(b);
+        }
+      }
     }
 
     private void flush() throws IOException {
-      ByteBuffer b;
-      while ((b = pending.peek()) != null) {
-        socket.write(b);
-        if (b.hasRemaining()) {
+      while (!pending.isEmpty()) {
+        ByteBuffer[] bufs = pending.toArray(new ByteBuffer[0]);
+        socket.write(bufs);
+        while (!pending.isEmpty() && !pending.peek().hasRemaining()) {
+          pending.poll();
+        }
+        if (!pending.isEmpty()) {
           return;
         }
-        pending.poll();
       }
       SelectionKey k = key;
       if (k != null && k.isValid()) {

@@ -70,12 +70,29 @@ public final class LocalProcess {
 
   /** The host name without a domain part, as C uses it when PMIX_HOSTNAME is not set. */
   public static String localHostname() {
+    String h = kernelHostname();
+    if (h == null) {
+      try {
+        h = InetAddress.getLocalHost().getHostName();
+      } catch (UnknownHostException e) {
+        return "localhost";
+      }
+    }
+    int dot = h.indexOf('.');
+    return dot > 0 && !Character.isDigit(h.charAt(0)) ? h.substring(0, dot) : h;
+  }
+
+  /**
+   * What gethostname(2) returns, as C reads it, from Linux's /proc; null elsewhere. The JDK's
+   * InetAddress.getLocalHost() also resolves the name's address, a name-service lookup (DNS on
+   * some sites) that the client does not need.
+   */
+  private static @Nullable String kernelHostname() {
     try {
-      String h = InetAddress.getLocalHost().getHostName();
-      int dot = h.indexOf('.');
-      return dot > 0 && !Character.isDigit(h.charAt(0)) ? h.substring(0, dot) : h;
-    } catch (UnknownHostException e) {
-      return "localhost";
+      String h = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
+      return h.isEmpty() ? null : h;
+    } catch (IOException | RuntimeException e) {
+      return null;
     }
   }
 
