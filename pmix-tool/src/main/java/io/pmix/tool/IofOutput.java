@@ -3,7 +3,6 @@ package io.pmix.tool;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableList;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import java.util.Arrays;
@@ -27,7 +26,7 @@ public record IofOutput(Proc source, Set<IofChannel> channels, byte[] data, List
     requireNonNull(source, "source");
     channels = Set.copyOf(channels);
     data = requireNonNull(data, "data").clone();
-    info = ImmutableList.copyOf(info);
+    info = List.copyOf(info);
   }
 
   /** A copy of the bytes. */

@@ -2,7 +2,6 @@ package io.pmix.tool.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.collect.ImmutableList;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
@@ -50,7 +49,7 @@ import org.jspecify.annotations.Nullable;
 public record ToolSettings(
     Optional<Proc> identity,
     ConnectorKind kind,
-    ImmutableList<Target> targets,
+    List<Target> targets,
     boolean doNotConnect,
     boolean connectOptional,
     String hostname,
@@ -61,7 +60,7 @@ public record ToolSettings(
     int attempts,
     Duration retryDelay,
     boolean retriesGiven,
-    ImmutableList<Info> connectInfo) {
+    List<Info> connectInfo) {
 
   /** Where a tool looks for its server (docs/transport.md §4.2, in its order). */
   public sealed interface Target {
@@ -251,7 +250,7 @@ public record ToolSettings(
     return new ToolSettings(
         identity,
         kind,
-        ImmutableList.copyOf(targets),
+        List.copyOf(targets),
         flag(attrs, Keys.TOOL_DO_NOT_CONNECT.name()),
         flag(attrs, Keys.TOOL_CONNECT_OPTIONAL.name()),
         hostname,
@@ -262,7 +261,7 @@ public record ToolSettings(
         attempts,
         retryDelay,
         retries != null || delay != null,
-        ImmutableList.copyOf(connectInfo));
+        List.copyOf(connectInfo));
   }
 
   private static @Nullable String nonEmpty(@Nullable String s) {

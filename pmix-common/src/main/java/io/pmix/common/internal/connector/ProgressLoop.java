@@ -2,6 +2,7 @@ package io.pmix.common.internal.connector;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
@@ -167,6 +168,7 @@ final class ProgressLoop {
    * Runs {@code task} on the loop's thread after {@code delayMillis}, unless cancelled first.
    * Loop thread only.
    */
+  @CanIgnoreReturnValue
   Timer schedule(Runnable task, long delayMillis) {
     checkInLoop();
     Timer t =
@@ -182,6 +184,7 @@ final class ProgressLoop {
    * Registers {@code channel} (non-blocking) for {@code ops}, with {@code registrant} told of its
    * readiness. Loop thread only.
    */
+  @CanIgnoreReturnValue
   SelectionKey register(SelectableChannel channel, int ops, Registrant registrant)
       throws ClosedChannelException {
     checkInLoop();

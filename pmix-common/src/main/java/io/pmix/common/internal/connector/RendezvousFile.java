@@ -3,12 +3,12 @@ package io.pmix.common.internal.connector;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
-import com.google.common.base.Splitter;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -94,7 +94,7 @@ public record RendezvousFile(Path path, String uri, Optional<String> version, Op
         break;
       }
     }
-    List<String> lines = Splitter.on('\n').splitToList(text);
+    List<String> lines = Arrays.asList(text.split("\n", -1));
     String uri = lines.get(0).strip();
     if (uri.isEmpty()) {
       throw new PmixException(Status.ERR_BAD_PARAM, path + " holds no server URI");
