@@ -1,11 +1,14 @@
 package io.pmix.common.internal.gds;
 
+import static java.util.Objects.requireNonNull;
+
 import com.sun.jna.Pointer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * ds21's reader lock (docs/gds.md section 5): this process's pair of process-shared mutexes in
@@ -29,15 +32,20 @@ final class Ds21Lock implements ReaderLock {
 
   private final Segment seg;
   private final LockSlots.Slot slot;
-  private final Pointer signal;
-  private final Pointer main;
+  private final long signalOffset;
+  private final long mainOffset;
   private final String what;
+
+  // The mutexes' addresses, taken at the first lock (under the slot's Java lock): attaching needs
+  // no native code, so JNA can load meanwhile (GdsModule.prepare).
+  private @Nullable Pointer signal;
+  private @Nullable Pointer main;
 
   private Ds21Lock(Segment seg, LockSlots.Slot slot, long align, long mutexOffs) {
     this.seg = seg;
     this.slot = slot;
-    this.signal = PosixLocks.address(seg.buffer(), mutexOffs + align * (2L * slot.index));
-    this.main = PosixLocks.address(seg.buffer(), mutexOffs + align * (2L * slot.index + 1));
+    this.signalOffset = mutexOffs + align * (2L * slot.index);
+    this.mainOffset = mutexOffs + align * (2L * slot.index + 1);
     this.what = "ds21 lock " + seg.name() + " slot " + slot.index;
   }
 
@@ -102,11 +110,17 @@ final class Ds21Lock implements ReaderLock {
       throw new PmixException(Status.ERR_TIMEOUT, what + ": interrupted", e);
     }
     try {
-      PosixLocks.lockMutex(signal, deadline, what + " (signal)");
+      Pointer s = signal;
+      if (s == null) {
+        s = PosixLocks.address(seg.buffer(), signalOffset);
+        main = PosixLocks.address(seg.buffer(), mainOffset);
+        signal = s;
+      }
+      PosixLocks.lockMutex(s, deadline, what + " (signal)");
       try {
-        PosixLocks.lockMutex(main, deadline, what + " (main)");
+        PosixLocks.lockMutex(requireNonNull(main), deadline, what + " (main)");
       } finally {
-        PosixLocks.unlockMutex(signal, what + " (signal)");
+        PosixLocks.unlockMutex(s, what + " (signal)");
       }
     } catch (RuntimeException e) {
       slot.jvmLock.unlock();
@@ -117,7 +131,7 @@ final class Ds21Lock implements ReaderLock {
   @Override
   public void unlock() {
     try {
-      PosixLocks.unlockMutex(main, what + " (main)");
+      PosixLocks.unlockMutex(requireNonNull(main, "unlock without a lock"), what + " (main)");
     } finally {
       slot.jvmLock.unlock();
     }

@@ -2,7 +2,6 @@ package io.pmix.common.internal.gds;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.Unpooled;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
@@ -10,6 +9,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -196,7 +196,7 @@ public final class DstoreReader implements GdsModule {
   }
 
   private Value decode(Raw r) {
-    PmixReader in = new PmixReader(Unpooled.wrappedBuffer(r.data()), format);
+    PmixReader in = new PmixReader(WireBuffer.wrap(r.data()), format);
     try {
       return in.unpackOne(DataType.VALUE);
     } catch (PmixException e) {
@@ -426,6 +426,11 @@ public final class DstoreReader implements GdsModule {
         || nspace.getBytes(StandardCharsets.UTF_8).length > Proc.MAX_NSLEN) {
       throw new PmixException(Status.ERR_BAD_PARAM, "namespace " + nspace + " has no dstore");
     }
+  }
+
+  @Override
+  public void prepare() {
+    PosixLocks.prepare();
   }
 
   @Override

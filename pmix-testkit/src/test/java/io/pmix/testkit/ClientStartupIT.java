@@ -1,0 +1,70 @@
+package io.pmix.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What a Java client's first init loads, in a fresh JVM under {@code bin/pmixrun} (whose server
+ * offers ds21, so the shared-memory reader is on the path too): a deterministic
+ * proxy of its start-up time (issue #15; the time itself is {@code bin/bench-client}'s). The
+ * connector runs on plain NIO and byte arrays, so no Netty class and no Guava collection may load,
+ * and the classes taken from the class path stay far below the ~1,000 the Netty connector needed.
+ */
+@Timeout(120)
+class ClientStartupIT {
+  /** Classes from the application class path a whole client cycle may load (today ~160). */
+  private static final int MAX_APP_CLASSES = 260;
+
+  @Test
+  void aClientCycleLoadsNoNettyNoGuavaCollectionsAndFewClasses() throws IOException {
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            Duration.ofSeconds(90),
+            "-n",
+            "2",
+            "--timeout",
+            "60",
+            "--",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            // Relative: each rank writes in pmixrun's working directory, under target/.
+            "-Xlog:class+load=info:file=classes-%p.txt",
+            "-cp",
+            System.getProperty("java.class.path"),
+            JavaClientMain.class.getName());
+    assertEquals(0, p.exit(), p::describe);
+    List<Path> logs;
+    try (Stream<Path> s = Files.list(p.out.getParent())) {
+      logs = s.filter(f -> f.getFileName().toString().startsWith("classes-")).sorted().toList();
+    }
+    assertEquals(2, logs.size(), "one class-load log per rank: " + logs);
+    for (Path log : logs) {
+      List<String> lines = Files.readAllLines(log);
+      assertTrue(
+          lines.stream().anyMatch(l -> l.contains(" io.pmix.client.PMIx ")),
+          log + " does not show the client's classes loading");
+      assertNoneLoaded(lines, " io.netty.", log + ": Netty classes loaded by a client");
+      assertNoneLoaded(
+          lines, " com.google.common.collect.", log + ": Guava collections loaded by a client");
+      long app = lines.stream().filter(l -> l.contains("source: file:")).count();
+      assertTrue(
+          app <= MAX_APP_CLASSES,
+          log + ": " + app + " classes from the class path, more than " + MAX_APP_CLASSES);
+    }
+  }
+
+  /** Fails naming the first few classes loaded whose line holds {@code prefix}. */
+  private static void assertNoneLoaded(List<String> lines, String prefix, String what) {
+    List<String> hits = lines.stream().filter(l -> l.contains(prefix)).toList();
+    assertEquals(
+        List.of(), hits.subList(0, Math.min(5, hits.size())), what + " (" + hits.size() + ")");
+  }
+}
