@@ -7,7 +7,10 @@
  *
  * Run as every rank of a 2-proc job:
  *   pmix_host_server -n 2 -- client_bench [--gets G] [--fences F] [--dmodex R]
- *                                          [--cycles C]
+ *                                          [--cycles C] [--tool CMD]
+ * With --tool, rank 0 runs "sh -c CMD sh SERVER-PID NSPACE" after the fences
+ * (see run_tool): bin/bench-client's command that starts tool_bench.c or
+ * io.pmix.benchmarks.ToolBenchmark, which print the tool-* lines.
  *
  * Each measure prints one or more lines "BENCH <metric> <nanoseconds>" (per
  * rank; batch lines are the average time of one operation in that batch):
@@ -41,6 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define BATCHES 10
 
@@ -103,9 +109,62 @@ static void put_commit(const char *key, const char *text)
     check(PMIx_Commit(), "commit");
 }
 
+/* Runs "sh -c TOOL sh SERVER-PID NSPACE" and waits for it: the tool command
+ * (given by bin/bench-client) stamps the clock and execs the tool. The server
+ * is our parent under every launcher the script uses (each forks its ranks
+ * itself). The job's PMIx identity and the server's URIs are removed from the
+ * tool's environment, so it attaches by pid as a tool and not as this rank;
+ * the tmpdir and MCA variables stay (where the server's rendezvous files are,
+ * the job's data-store choice). */
+static void run_tool(const char *tool)
+{
+    char ppid[32];
+    snprintf(ppid, sizeof(ppid), "%d", (int) getppid());
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "FAIL rank %u fork of the tool: %s\n", me.rank, strerror(errno));
+        exit(1);
+    }
+    if (0 == pid) {
+        char **names = NULL;
+        size_t n = 0;
+        for (char **e = environ; NULL != *e; e++) {
+            n++;
+        }
+        names = calloc(n + 1, sizeof(char *));
+        n = 0;
+        for (char **e = environ; NULL != e && NULL != *e; e++) {
+            if (0 == strncmp(*e, "PMIX_", 5) && 0 != strncmp(*e, "PMIX_MCA_", 9)
+                && 0 != strncmp(*e, "PMIX_SERVER_TMPDIR=", 19)
+                && 0 != strncmp(*e, "PMIX_SYSTEM_TMPDIR=", 19)) {
+                names[n++] = strndup(*e, strcspn(*e, "="));
+            }
+        }
+        for (size_t i = 0; i < n; i++) {
+            unsetenv(names[i]);
+        }
+        execl("/bin/sh", "sh", "-c", tool, "sh", ppid, me.nspace, (char *) NULL);
+        fprintf(stderr, "FAIL rank %u exec of the tool: %s\n", me.rank, strerror(errno));
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (EINTR != errno) {
+            fprintf(stderr, "FAIL rank %u waiting for the tool: %s\n", me.rank, strerror(errno));
+            exit(1);
+        }
+    }
+    if (!WIFEXITED(status) || 0 != WEXITSTATUS(status)) {
+        fprintf(stderr, "FAIL rank %u the tool ended with status 0x%x\n", me.rank, status);
+        exit(1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int gets = 100000, fences = 1000, dmodex = 100, cycles = 20;
+    const char *tool = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (0 == strcmp(argv[i], "--gets")) {
             gets = atoi(argv[i + 1]);
@@ -115,6 +174,8 @@ int main(int argc, char **argv)
             dmodex = atoi(argv[i + 1]);
         } else if (0 == strcmp(argv[i], "--cycles")) {
             cycles = atoi(argv[i + 1]);
+        } else if (0 == strcmp(argv[i], "--tool")) {
+            tool = argv[i + 1];
         } else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -180,6 +241,12 @@ int main(int argc, char **argv)
     check(PMIx_Put(PMIX_GLOBAL, "bench.blob", &bv), "put blob");
     check(PMIx_Commit(), "commit");
     batches("fence-collect", fences, NULL, NULL, &collect, 1);
+
+    /* the tool's init: rank 0 starts a tool that attaches to this job's server; the
+     * other rank waits in the fence that follows */
+    if (NULL != tool && 0 == me.rank) {
+        run_tool(tool);
+    }
 
     /* re-init after finalize; no fence in a cycle, so no rank waits on one finalizing */
     check(PMIx_Fence(NULL, 0, NULL, 0), "fence");

@@ -5,8 +5,11 @@ import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Value;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Java side of {@code bin/bench-client}: client-side latencies of pmix-java's {@link PMIx},
@@ -25,7 +28,9 @@ import java.util.Arrays;
  * value) so no call can be optimised away.
  *
  * <p>Usage (every rank of a 2-proc job): {@code ClientBenchmark [--gets G] [--fences F] [--dmodex
- * R] [--cycles C]}. Exits 0 on success, 1 after printing the failure.
+ * R] [--cycles C] [--tool CMD]}; with {@code --tool}, rank 0 starts a tool ({@link
+ * ToolBenchmark} or {@code tool_bench.c}) attached to the job's server after the fences (see
+ * runTool). Exits 0 on success, 1 after printing the failure.
  */
 public final class ClientBenchmark {
   private static final int BATCHES = 10;
@@ -39,18 +44,20 @@ public final class ClientBenchmark {
     int fences = 1000;
     int dmodex = 100;
     int cycles = 20;
+    String tool = null;
     for (int i = 0; i + 1 < args.length; i += 2) {
-      int v = Integer.parseInt(args[i + 1]);
+      String v = args[i + 1];
       switch (args[i]) {
-        case "--gets" -> gets = v;
-        case "--fences" -> fences = v;
-        case "--dmodex" -> dmodex = v;
-        case "--cycles" -> cycles = v;
+        case "--gets" -> gets = Integer.parseInt(v);
+        case "--fences" -> fences = Integer.parseInt(v);
+        case "--dmodex" -> dmodex = Integer.parseInt(v);
+        case "--cycles" -> cycles = Integer.parseInt(v);
+        case "--tool" -> tool = v;
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
     try {
-      run(mainEntered, gets, fences, dmodex, cycles);
+      run(mainEntered, gets, fences, dmodex, cycles, tool);
     } catch (RuntimeException | Error e) {
       System.err.println("FAIL " + e);
       e.printStackTrace();
@@ -59,7 +66,8 @@ public final class ClientBenchmark {
     System.exit(0);
   }
 
-  private static void run(long mainEntered, int gets, int fences, int dmodex, int cycles) {
+  private static void run(
+      long mainEntered, int gets, int fences, int dmodex, int cycles, @Nullable String tool) {
     long t = System.nanoTime();
     Proc me = PMIx.init();
     long initNs = System.nanoTime() - t;
@@ -123,6 +131,12 @@ public final class ClientBenchmark {
     PMIx.commit();
     batches("fence-collect", fences, () -> PMIx.fence(collect));
 
+    // The tool's init: rank 0 starts a tool that attaches to this job's server; the other rank
+    // waits in the fence that follows.
+    if (tool != null && me.rank() == 0) {
+      runTool(tool, me.nspace());
+    }
+
     // Re-init after finalize; no fence in a cycle, so no rank waits on one finalizing.
     PMIx.fence();
     for (int c = 0; c < cycles; c++) {
@@ -134,6 +148,44 @@ public final class ClientBenchmark {
     t = System.nanoTime();
     PMIx.finalize();
     line("finalize", System.nanoTime() - t);
+  }
+
+  /**
+   * Runs {@code sh -c TOOL sh SERVER-PID NSPACE} and waits for it: the tool command (given by
+   * {@code bin/bench-client}) stamps the clock and execs the tool. The server is this rank's
+   * parent under every launcher the script uses (each forks its ranks itself). The job's PMIx
+   * identity and the server's URIs are removed from the tool's environment, so the tool attaches
+   * by pid as a tool and not as this rank; the temporary-directory and MCA variables stay, so it
+   * looks where the server wrote its rendezvous files and uses the job's data-store choice.
+   */
+  private static void runTool(String tool, String nspace) {
+    long server =
+        ProcessHandle.current()
+            .parent()
+            .orElseThrow(() -> new IllegalStateException("no parent process"))
+            .pid();
+    ProcessBuilder pb =
+        new ProcessBuilder("/bin/sh", "-c", tool, "sh", Long.toString(server), nspace).inheritIO();
+    pb.environment()
+        .keySet()
+        .removeIf(
+            k ->
+                k.startsWith("PMIX_")
+                    && !k.startsWith("PMIX_MCA_")
+                    && !k.equals("PMIX_SERVER_TMPDIR")
+                    && !k.equals("PMIX_SYSTEM_TMPDIR"));
+    int status;
+    try {
+      status = pb.start().waitFor();
+    } catch (IOException e) {
+      throw new UncheckedIOException("starting the tool", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted waiting for the tool", e);
+    }
+    if (status != 0) {
+      throw new IllegalStateException("the tool exited with status " + status);
+    }
   }
 
   /** {@code ops} operations: a warm-up of a tenth, then {@link #BATCHES} timed batches. */
