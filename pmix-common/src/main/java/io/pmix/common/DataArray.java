@@ -21,7 +21,7 @@ public record DataArray(DataType elementType, long size, List<Value> items) impl
   /** Validates that every element has the element type. */
   public DataArray {
     requireNonNull(elementType, "elementType");
-    items = List.copyOf(items);
+    items = ImmutableLists.copyOf(items);
     if (elementType == DataType.UNDEF) {
       checkArgument(items.isEmpty(), "an UNDEF array has no elements");
       checkArgument(size >= 0, "negative size");
@@ -38,7 +38,7 @@ public record DataArray(DataType elementType, long size, List<Value> items) impl
 
   /** An array of these elements. */
   public static DataArray of(DataType elementType, List<? extends Value> items) {
-    return new DataArray(elementType, items.size(), List.copyOf(items));
+    return new DataArray(elementType, items.size(), ImmutableLists.copyOf(items));
   }
 
   /** An array of infos, the most common kind. */

@@ -22,7 +22,7 @@ public record Event(Status status, Proc source, List<Info> info, Optional<DataRa
   public Event {
     requireNonNull(status, "status");
     requireNonNull(source, "source");
-    info = List.copyOf(info);
+    info = ImmutableLists.copyOf(info);
     requireNonNull(range, "range");
   }
 

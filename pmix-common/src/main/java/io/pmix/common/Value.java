@@ -521,9 +521,9 @@ public sealed interface Value
       implements Value {
     /** Copies the lists. */
     public App {
-      argv = List.copyOf(argv);
-      env = List.copyOf(env);
-      info = List.copyOf(info);
+      argv = ImmutableLists.copyOf(argv);
+      env = ImmutableLists.copyOf(env);
+      info = ImmutableLists.copyOf(info);
     }
 
     @Override
@@ -571,8 +571,8 @@ public sealed interface Value
   record Query(List<String> keys, List<Info> qualifiers) implements Value {
     /** Copies the lists. */
     public Query {
-      keys = List.copyOf(keys);
-      qualifiers = List.copyOf(qualifiers);
+      keys = ImmutableLists.copyOf(keys);
+      qualifiers = ImmutableLists.copyOf(qualifiers);
     }
 
     @Override
@@ -611,7 +611,7 @@ public sealed interface Value
     /** Checks the view and coordinates. */
     public Coord {
       checkArgument(view >= 0 && view <= 255, "view is one byte");
-      coords = List.copyOf(coords);
+      coords = ImmutableLists.copyOf(coords);
       for (long c : coords) {
         checkArgument(c >= 0 && c <= 0xffffffffL, "coordinate out of uint32 range");
       }
@@ -637,7 +637,7 @@ public sealed interface Value
     /** Checks the type code and copies the description. */
     public RegAttr {
       checkArgument(dataType >= 0 && dataType <= 0xffff, "type code is 16-bit");
-      description = List.copyOf(description);
+      description = ImmutableLists.copyOf(description);
     }
 
     @Override
@@ -659,7 +659,7 @@ public sealed interface Value
       implements Value {
     /** Copies the list. */
     public Geometry {
-      coordinates = List.copyOf(coordinates);
+      coordinates = ImmutableLists.copyOf(coordinates);
     }
 
     @Override
@@ -861,7 +861,7 @@ public sealed interface Value
   record DiskStats(@Nullable String disk, List<Long> counters) implements Value {
     /** Checks the counter count. */
     public DiskStats {
-      counters = List.copyOf(counters);
+      counters = ImmutableLists.copyOf(counters);
       checkArgument(counters.size() == 11, "disk stats have 11 counters");
     }
 
@@ -881,7 +881,7 @@ public sealed interface Value
   record NetStats(@Nullable String netInterface, List<Long> counters) implements Value {
     /** Checks the counter count. */
     public NetStats {
-      counters = List.copyOf(counters);
+      counters = ImmutableLists.copyOf(counters);
       checkArgument(counters.size() == 6, "net stats have 6 counters");
     }
 
@@ -911,10 +911,10 @@ public sealed interface Value
       implements Value {
     /** Checks the float count and copies the lists. */
     public NodeStats {
-      loads = List.copyOf(loads);
+      loads = ImmutableLists.copyOf(loads);
       checkArgument(loads.size() == 11, "node stats have 11 floats");
-      diskStats = List.copyOf(diskStats);
-      netStats = List.copyOf(netStats);
+      diskStats = ImmutableLists.copyOf(diskStats);
+      netStats = ImmutableLists.copyOf(netStats);
     }
 
     @Override
