@@ -33,19 +33,19 @@ import org.jspecify.annotations.Nullable;
  * first init connects and only the matching last {@link #finalize} disconnects; it then stops the
  * library's threads and waits for them, so init may be called again at once and starts afresh.
  *
- * <p>Start-up cost: a cold first init spends most of its time loading and verifying classes
- * (Netty's above all: its channel pipeline, buffer allocator and event loop), not talking to the
- * server; a later init in the same JVM takes milliseconds. Measured (bin/bench-client, 2 ranks
- * under libpmix's host server, JDK 17): the first init loads about 1,490 classes, 1,070 of them
- * from the application class path (about 460 Netty's, 100 Guava's), where the C client needs
- * 2.6 ms in all. What the library already avoids: Netty's native epoll (the connector's loop is
- * NIO; loading epoll copied a native library to a temporary file), and Netty's JFR events
- * ({@code io.netty.jfr.enabled=false} unless the application set it). What an application can
- * do: class-data sharing. Run once with {@code -XX:ArchiveClassesAtExit=app.jsa} (JDK 19 and
- * later: {@code -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile=app.jsa} does both steps),
- * then start with {@code -XX:SharedArchiveFile=app.jsa}: in one sitting on a loaded 2-core
- * machine the median first init fell from 2.1 s to 0.50 s (a quarter) and the JVM's own start
- * to {@code main} from 197 ms to 125 ms.
+ * <p>Start-up cost: a cold first init spends most of its time loading and first running classes,
+ * not talking to the server; a later init in the same JVM takes a few milliseconds. The client
+ * therefore uses no Netty and no Guava collections (its connector is plain NIO over byte arrays):
+ * a first init loads about 300 classes beyond the JDK's own archive, some 180 of them from the
+ * class path. Measured on a 2-core machine (JDK 17, {@code bin/bench-client}, the C client
+ * alongside, one sitting under load): one rank alone under libpmix's host server, a median first
+ * init of 56-63 ms (220-330 ms when the client used Netty); two ranks starting at once, 105 ms
+ * each (C: 2 ms); two ranks under Open MPI's mpirun, about 230 ms each (C: 11 ms; there the
+ * shared-memory reader's JNA loads, on the reader thread while the handshake runs). What an
+ * application can do: class-data sharing. Run once with {@code -XX:ArchiveClassesAtExit=app.jsa}
+ * (JDK 19 and later: {@code -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile=app.jsa} does both
+ * steps), then start with {@code -XX:SharedArchiveFile=app.jsa}: the single rank's first init
+ * then took 33-38 ms.
  *
  * <h2>Threads and futures</h2>
  *

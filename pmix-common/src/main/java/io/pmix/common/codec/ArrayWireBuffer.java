@@ -230,18 +230,17 @@ final class ArrayWireBuffer extends WireBuffer {
 
   @Override
   public void writeInt(int v) {
-    int i = room(4);
-    byte[] a = array;
-    a[i] = (byte) (v >>> 24);
-    a[i + 1] = (byte) (v >>> 16);
-    a[i + 2] = (byte) (v >>> 8);
-    a[i + 3] = (byte) v;
+    putInt(room(4), v);
   }
 
   @Override
   public void setInt(int index, int v) {
     checkWritable();
-    int i = at(index, 4);
+    putInt(at(index, 4), v);
+  }
+
+  /** Stores {@code v} big-endian at array position {@code i}. */
+  private void putInt(int i, int v) {
     byte[] a = array;
     a[i] = (byte) (v >>> 24);
     a[i + 1] = (byte) (v >>> 16);

@@ -477,14 +477,7 @@ final class Connection implements SessionPart {
           int start = in.readerIndex();
           long nbytes = in.getUnsignedInt(start + 8);
           if (nbytes > MAX_PAYLOAD) {
-            throw new PmixException(
-                Status.ERR_OUT_OF_RESOURCE,
-                "frame payload of "
-                    + nbytes
-                    + " bytes (tag "
-                    + Integer.toUnsignedString(in.getInt(start + 4))
-                    + ") exceeds the limit of "
-                    + MAX_PAYLOAD);
+            throw FrameDecoder.tooLong(nbytes, in.getInt(start + 4), MAX_PAYLOAD);
           }
           if (in.readableBytes() - FrameDecoder.HEADER_LENGTH < nbytes) {
             break;

@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
-import io.pmix.common.internal.wire.NettyDefaults;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,7 +75,6 @@ public final class LibraryHolder<S extends LibraryState> {
               role.api() + " is marked initialized but has no state: a finalize did not finish");
         }
         initialized = true;
-        NettyDefaults.apply();
         try {
           s = requireNonNull(factory.get(), "factory returned null");
         } catch (RuntimeException | Error e) {

@@ -61,6 +61,18 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     this.budget = budget;
   }
 
+  /** The failure of a frame whose header announces more than {@code limit} bytes. */
+  public static PmixException tooLong(long nbytes, int tag, int limit) {
+    return new PmixException(
+        Status.ERR_OUT_OF_RESOURCE,
+        "frame payload of "
+            + nbytes
+            + " bytes (tag "
+            + Integer.toUnsignedString(tag)
+            + ") exceeds the limit of "
+            + limit);
+  }
+
   /** The largest payload this decoder accepts. */
   public int maxPayloadLength() {
     return maxPayloadLength;
@@ -80,15 +92,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     if (nbytes > maxPayloadLength) {
       failed = true;
       in.skipBytes(in.readableBytes());
-      ctx.fireExceptionCaught(
-          new PmixException(
-              Status.ERR_OUT_OF_RESOURCE,
-              "frame payload of "
-                  + nbytes
-                  + " bytes (tag "
-                  + Integer.toUnsignedString(in.getInt(start + 4))
-                  + ") exceeds the limit of "
-                  + maxPayloadLength));
+      ctx.fireExceptionCaught(tooLong(nbytes, in.getInt(start + 4), maxPayloadLength));
       return;
     }
     if (in.readableBytes() - HEADER_LENGTH < nbytes) {

@@ -2,11 +2,11 @@ package io.pmix.common.internal.wire;
 
 /**
  * Netty settings pmix-java chooses for itself unless the application already chose: applied
- * before the library first touches Netty (client, tool and server init).
+ * before the server first touches Netty (the client and the tool do not use Netty).
  *
  * <p>{@code io.netty.jfr.enabled=false}: with JFR available, Netty 4.2 loads and registers its
  * Flight Recorder events (about a hundred {@code jdk.jfr} classes) the first time a buffer is
- * allocated, which measured about 150 ms of a cold {@code PMIx.init} of 550-650 ms here. An
+ * allocated, which measured about 150 ms of a cold start here (when the client still used Netty). An
  * application that wants Netty's JFR events sets the property itself (to {@code true}), and this
  * leaves it alone; so does a JVM where Netty was initialized before.
  */
