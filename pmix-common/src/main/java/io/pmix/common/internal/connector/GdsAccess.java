@@ -49,12 +49,6 @@ final class GdsAccess implements SessionPart {
     requireNonNull(m, "module");
     GdsModule old = module;
     module = m;
-    try {
-      // First on the reader thread, while the progress thread connects.
-      threads.read(m::prepare);
-    } catch (RejectedExecutionException e) {
-      // Stopping: no read will come.
-    }
     if (old != null && old != m) {
       // Closed on the reader thread, after the reads asked of it: closing waits for a read in
       // progress, which may wait for the server's lock, and the progress thread must not.

@@ -1,14 +1,11 @@
 package io.pmix.common.internal.gds;
 
-import static java.util.Objects.requireNonNull;
-
 import com.sun.jna.Pointer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 
 /**
  * ds21's reader lock (docs/gds.md section 5): this process's pair of process-shared mutexes in
@@ -32,20 +29,15 @@ final class Ds21Lock implements ReaderLock {
 
   private final Segment seg;
   private final LockSlots.Slot slot;
-  private final long signalOffset;
-  private final long mainOffset;
+  private final Pointer signal;
+  private final Pointer main;
   private final String what;
-
-  // The mutexes' addresses, taken at the first lock (under the slot's Java lock): attaching needs
-  // no native code, so JNA can load meanwhile (GdsModule.prepare).
-  private @Nullable Pointer signal;
-  private @Nullable Pointer main;
 
   private Ds21Lock(Segment seg, LockSlots.Slot slot, long align, long mutexOffs) {
     this.seg = seg;
     this.slot = slot;
-    this.signalOffset = mutexOffs + align * (2L * slot.index);
-    this.mainOffset = mutexOffs + align * (2L * slot.index + 1);
+    this.signal = PosixLocks.address(seg.buffer(), mutexOffs + align * (2L * slot.index));
+    this.main = PosixLocks.address(seg.buffer(), mutexOffs + align * (2L * slot.index + 1));
     this.what = "ds21 lock " + seg.name() + " slot " + slot.index;
   }
 
@@ -110,17 +102,11 @@ final class Ds21Lock implements ReaderLock {
       throw new PmixException(Status.ERR_TIMEOUT, what + ": interrupted", e);
     }
     try {
-      Pointer s = signal;
-      if (s == null) {
-        s = PosixLocks.address(seg.buffer(), signalOffset);
-        main = PosixLocks.address(seg.buffer(), mainOffset);
-        signal = s;
-      }
-      PosixLocks.lockMutex(s, deadline, what + " (signal)");
+      PosixLocks.lockMutex(signal, deadline, what + " (signal)");
       try {
-        PosixLocks.lockMutex(requireNonNull(main), deadline, what + " (main)");
+        PosixLocks.lockMutex(main, deadline, what + " (main)");
       } finally {
-        PosixLocks.unlockMutex(s, what + " (signal)");
+        PosixLocks.unlockMutex(signal, what + " (signal)");
       }
     } catch (RuntimeException e) {
       slot.jvmLock.unlock();
@@ -131,7 +117,7 @@ final class Ds21Lock implements ReaderLock {
   @Override
   public void unlock() {
     try {
-      PosixLocks.unlockMutex(requireNonNull(main, "unlock without a lock"), what + " (main)");
+      PosixLocks.unlockMutex(main, what + " (main)");
     } finally {
       slot.jvmLock.unlock();
     }

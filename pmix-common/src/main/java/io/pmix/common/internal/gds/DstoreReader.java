@@ -429,11 +429,6 @@ public final class DstoreReader implements GdsModule {
   }
 
   @Override
-  public void prepare() {
-    PosixLocks.prepare();
-  }
-
-  @Override
   public synchronized void close() {
     if (closed) {
       return;

@@ -50,13 +50,6 @@ public interface GdsModule extends AutoCloseable {
    */
   Optional<List<Info>> fetchRecords(Proc proc);
 
-  /**
-   * Does ahead the work the first read would do once (loading native code, for a dstore's locks),
-   * so that it overlaps with the handshake; failures are left for that read to report. Runs on the
-   * connector's reader thread before any read; nothing by default.
-   */
-  default void prepare() {}
-
   /** Releases what the module holds (mappings, descriptors); idempotent. */
   @Override
   void close();

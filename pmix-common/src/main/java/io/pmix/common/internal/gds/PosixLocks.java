@@ -55,19 +55,6 @@ final class PosixLocks {
     }
   }
 
-  /**
-   * Loads JNA and binds libc now (~80 ms in a fresh JVM: JNA unpacks and loads its native part),
-   * so that the first lock does not; a failure is left for that lock to report.
-   */
-  static void prepare() {
-    try {
-      var unused = libc();
-      Native.getDirectBufferPointer(ByteBuffer.allocateDirect(8));
-    } catch (RuntimeException | LinkageError e) {
-      // The first lock reports it, as ERR_NOT_SUPPORTED.
-    }
-  }
-
   /** The address of byte {@code offset} of a direct (mapped) buffer. */
   static Pointer address(ByteBuffer direct, long offset) {
     Pointer base = Native.getDirectBufferPointer(direct);
