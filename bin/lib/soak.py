@@ -414,16 +414,16 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--agent":
         return agent(sys.argv[2:])
     a = parse()
-    seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     phases = [p for p in a.phases.split(",") if p]
     if any(p not in PHASES for p in phases):
         log(f"soak: unknown phase in {a.phases} (known: {','.join(PHASES)})")
         return 2
+    # Nothing else is random: the cycles are the same every run.
     if a.seed is not None:
-        random.Random(seed).shuffle(phases)
+        random.Random(a.seed).shuffle(phases)
+    seed = f"seed {a.seed} (the phase order)" if a.seed is not None else "not randomised"
     os.makedirs(a.out, exist_ok=True)
-    log(f"soak: seed {seed} (--seed S shuffles the phase order; without it: {a.phases}), "
-        f"phases {','.join(phases)}, {a.cycles} cycles per phase ({a.ranks} ranks for the "
+    log(f"soak: {seed}, phases {','.join(phases)}, {a.cycles} cycles per phase ({a.ranks} ranks for the "
         f"clients, one tool JVM), idle sample every {a.sample_every}, warm-up {a.warmup}, "
         f"C tool runs {a.c_tool_cycles}, tolerances: fds and threads equal to the start, heap "
         f"after full GC +{a.heap_tolerance} MiB and RSS +{a.rss_tolerance} MiB from middle to "
@@ -524,7 +524,7 @@ def main():
         d.kill()
         samples.close()
     log()
-    log(f"summary (seed {seed}; server = pmixrun's JVM, pid {getattr(d, 'pid', '?')}"
+    log(f"summary ({seed}; server = pmixrun's JVM, pid {getattr(d, 'pid', '?')}"
         f"; samples idle, after a forced full GC; all samples in samples.tsv):")
     log(f"  {'phase':<6}{'sample':<8}{'cycles':>7}{'RSS MiB':>9}{'heap MiB':>10}{'threads':>9}"
         f"{'jit':>5}{'fds':>6}")
