@@ -140,7 +140,7 @@ def heap_after_gc(a, pid, label):
 def idle_sample(a, pid, base, label):
     """A sample with nothing connected: waits up to --settle s for the fds and threads to come
     back to the start values (the server closes a peer when it sees the socket's end, a moment
-    after the process exited), then forces a GC and reads the heap."""
+    after the process exited), then counts the live heap (a full GC)."""
     deadline = time.monotonic() + a.settle
     s = sample(pid)
     while base is not None and (s["fds"] != base["fds"] or s["threads"] != base["threads"]) \
@@ -414,11 +414,11 @@ def main():
         random.Random(a.seed).shuffle(phases)
     seed = f"seed {a.seed} (the phase order)" if a.seed is not None else "not randomised"
     os.makedirs(a.out, exist_ok=True)
-    log(f"soak: {seed}, phases {','.join(phases)}, {a.cycles} cycles per phase ({a.ranks} ranks for the "
-        f"clients, one tool JVM), idle sample every {a.sample_every}, warm-up {a.warmup}, "
-        f"C tool runs {a.c_tool_cycles}, tolerances: fds and threads equal to the start, heap "
-        f"after full GC +{a.heap_tolerance} MiB and RSS +{a.rss_tolerance} MiB from middle to "
-        f"end; files in {a.out}")
+    log(f"soak: {seed}, phases {','.join(phases)}, {a.cycles} cycles per phase ({a.ranks} "
+        f"ranks for the clients, one tool JVM), idle sample every {a.sample_every}, warm-up "
+        f"{a.warmup}, C tool runs {a.c_tool_cycles}, tolerances: fds and threads equal to the "
+        f"start, live heap +{a.heap_tolerance} MiB and RSS +{a.rss_tolerance} MiB from middle "
+        f"to end; files in {a.out}")
     d = Driver(a)
     failures = []
     results = {}
