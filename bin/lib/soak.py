@@ -16,14 +16,16 @@ def parse():
     p.add_argument("--ranks", type=int, default=4)
     p.add_argument("--sample-every", type=int, default=1000,
                    help="cycles (all ranks) between two idle samples")
-    p.add_argument("--warmup", type=int, default=100, help="cycles per phase before the start sample")
+    p.add_argument("--warmup", type=int, default=100,
+                   help="cycles per phase before the start sample")
     p.add_argument("--c-tool-cycles", type=int, default=1000,
                    help="attach/query/detach cycles of the C tool pps (libpmix 4.2.2) after the "
                         "Java tool's; 0: none")
     p.add_argument("--phases", default="c,java,tool")
     p.add_argument("--seed", type=int, default=None, help="the order of the phases")
     p.add_argument("--heap-tolerance", type=float, default=1.0,
-                   help="MiB the live heap (after a full GC) may grow from the middle to the end sample")
+                   help="MiB the live heap (after a full GC) may grow from the middle to the end "
+                        "sample")
     p.add_argument("--rss-tolerance", type=float, default=16.0,
                    help="MiB the RSS may grow from the middle to the end sample")
     p.add_argument("--settle", type=float, default=10.0,
@@ -431,8 +433,9 @@ def main():
         for phase in phases:
             per_rank = phase != "tool"
             t0 = time.monotonic()
-            ok, why = d.segment(phase, "warmup", segments(a.warmup, a.warmup, a.ranks,
-                                                        per_rank)[0] // (a.ranks if per_rank else 1))
+            unit = a.ranks if per_rank else 1
+            warm = segments(a.warmup, a.warmup, a.ranks, per_rank)[0]
+            ok, why = d.segment(phase, "warmup", warm // unit)
             if not ok:
                 failures.append(f"{phase} warm-up: {why}")
                 log(f"soak: {phase} warm-up FAILED: {why}")
@@ -502,8 +505,9 @@ def main():
                                     f"middle to end")
             results[phase] = (start, middle, end, done, wall, problems, d.peak.get(phase))
             failures += [f"{phase}: {p}" for p in problems]
-            log(f"soak: {phase} phase {'flat' if not problems else 'NOT FLAT/FAILED'} "
-                f"({done} cycles, {wall:.0f} s){'' if not problems else ': ' + '; '.join(problems)}")
+            verdict = "flat" if not problems else "NOT FLAT/FAILED"
+            detail = "" if not problems else ": " + "; ".join(problems)
+            log(f"soak: {phase} phase {verdict} ({done} cycles, {wall:.0f} s){detail}")
         rc = d.finish()
         if rc != 0:
             failures.append(f"pmixrun ended with status {rc} (see {d.log.name})")
