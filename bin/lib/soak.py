@@ -30,10 +30,14 @@ def parse():
     p.add_argument("--heap-tolerance", type=float, default=1.0,
                    help="MiB the live heap (after a full GC) may grow from the middle to the end "
                         "sample")
-    p.add_argument("--rss-tolerance", type=float, default=16.0,
-                   help="MiB the RSS may grow from the middle to the end sample")
+    p.add_argument("--rss-tolerance", type=float, default=8.0,
+                   help="MiB the RSS outside the Java heap may grow from the middle to the end "
+                        "sample")
     p.add_argument("--settle", type=float, default=10.0,
                    help="seconds an idle sample waits for fds and threads to return to the start")
+    p.add_argument("--server-java-opts", default="",
+                   help="more JVM options for the server (e.g. -XX:NativeMemoryTracking=summary: "
+                        "then each sample's histogram file also holds VM.native_memory summary)")
     p.add_argument("--quick", action="store_true", help="400 cycles per phase, samples every 100")
     p.add_argument("--out", required=True)
     p.add_argument("--client", required=True, help="pmix_client_check")
@@ -125,25 +129,63 @@ def thread_names(pid):
 
 
 def heap_after_gc(a, pid, label):
-    """The bytes of live objects in the server's JVM: jcmd GC.class_histogram, which makes a full
-    collection first and counts what survived (its Total line); -1 if jcmd fails. (GC.heap_info's
-    "used" after a GC.run is not that: it moves by 0.3 to 2 MiB between samples whose live objects
-    are identical, with what threads allocated since the collection.) The histogram is kept, to
-    see what grew when a phase is not flat."""
+    """(live, committed): the bytes of live objects in the server's JVM, as jcmd
+    GC.class_histogram counts them after the full collection it makes first (its Total line), and
+    the heap the JVM has committed then (GC.heap_info: the generations' totals; RSS follows it).
+    (-1, -1) if jcmd fails. (GC.heap_info's "used" after a GC.run is no measure of live objects:
+    it moved by 0.3 to 2 MiB between samples whose live objects were identical, with what threads
+    allocated since.) The histogram is kept, to see what grew when a phase is not flat."""
+    cmds = os.path.join(a.out, "ctl", "jcmd.txt")
+    with open(cmds, "w") as f:
+        f.write("GC.class_histogram\nGC.heap_info\n")
+        if "NativeMemoryTracking" in a.server_java_opts:
+            f.write("VM.native_memory summary\n")
     try:
-        r = subprocess.run([a.jcmd, str(pid), "GC.class_histogram"], capture_output=True,
-                           text=True, timeout=60, check=True)
+        r = subprocess.run([a.jcmd, str(pid), "-f", cmds], capture_output=True, text=True,
+                           timeout=60, check=True)
     except (OSError, subprocess.SubprocessError):
-        return -1
+        return -1, -1, [None, None]
     hdir = os.path.join(a.out, "histograms")
     os.makedirs(hdir, exist_ok=True)
     with open(os.path.join(hdir, label + ".txt"), "w") as f:
         f.write(r.stdout)
+    live, committed = -1, 0
+    heap_range = [None, None]
     for line in r.stdout.splitlines():
         w = line.split()
         if len(w) == 3 and w[0] == "Total":
-            return int(w[2])
-    return -1
+            live = int(w[2])
+        # "def new generation   total 116224K, used 2067K [...]", "tenured generation ..."
+        if "generation" in line and "total" in w:
+            v = w[w.index("total") + 1].rstrip(",")
+            committed += int(v[:-1]) * {"K": 1024, "M": MIB, "G": 1024 * MIB}[v[-1]]
+            # "[0x...start, 0x...top, 0x...end)": the generation's reserved addresses
+            lo = int(line[line.index("[") + 1:].split(",")[0], 16)
+            hi = int(line[:line.rindex(")")].split(",")[-1], 16)
+            heap_range[0] = lo if heap_range[0] is None else min(lo, heap_range[0])
+            heap_range[1] = hi if heap_range[1] is None else max(hi, heap_range[1])
+    return live, committed, heap_range
+
+
+def heap_rss(pid, heap_range):
+    """The resident bytes of the Java heap's mappings (/proc/PID/smaps): RSS minus this is the
+    memory outside the heap, where a native leak would show. The heap's own RSS grows with the
+    pages of its (large, by default 1/64 of the RAM) committed generations that the collector has
+    touched so far, up to the committed size: not a leak (with -Xmx64m the RSS stays flat)."""
+    lo, hi = heap_range
+    if lo is None:
+        return -1
+    total = 0
+    inside = False
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            w = line.split()
+            if "-" in w[0] and len(w) >= 5 and not w[0].endswith(":"):
+                start, end = (int(x, 16) for x in w[0].split("-"))
+                inside = start >= lo and end <= hi
+            elif inside and w[0] == "Rss:":
+                total += int(w[1]) * 1024
+    return total
 
 
 def idle_sample(a, pid, base, label):
@@ -156,8 +198,10 @@ def idle_sample(a, pid, base, label):
             and time.monotonic() < deadline:
         time.sleep(0.05)
         s = sample(pid)
-    s["heap"] = heap_after_gc(a, pid, label)
+    s["heap"], s["committed"], heap_range = heap_after_gc(a, pid, label)
     s["rss"] = sample(pid)["rss"]  # after the GC, which may give memory back
+    hr = heap_rss(pid, heap_range)
+    s["nonheap"] = s["rss"] - hr if hr >= 0 else -1
     return s
 
 
@@ -199,8 +243,10 @@ class Driver:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PMIX_")}
         env["TMPDIR"] = self.tmp
         self.env = env
+        # bin/pmixrun's JVM options (without its class-data sharing archive: start-up speed)
         cmd = [a.java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-               f"-Djava.io.tmpdir={self.tmp}", "-cp", a.cp, "io.pmix.testkit.PmixRun",
+               f"-Djava.io.tmpdir={self.tmp}", *a.server_java_opts.split(), "-cp", a.cp,
+               "io.pmix.testkit.PmixRun",
                "--tool-support", "--report-state", self.state, "-n", str(a.ranks), "--", wrap]
         self.log = open(os.path.join(a.out, "pmixrun.txt"), "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
@@ -414,9 +460,17 @@ def check_state(path, ranks, clients_ran):
     return problems
 
 
+def tsv(f, phase, label, cycles, s):
+    f.write("\t".join(str(x) for x in (phase, label, cycles, s["rss"], s["nonheap"], s["heap"],
+                                       s["committed"], s["threads"], s["jvmdyn"], s["fds"]))
+            + "\n")
+    f.flush()
+
+
 def fmt(s):
     heap = f"{s['heap'] / MIB:.2f}" if s.get("heap", -1) >= 0 else "?"
-    return (f"{s['rss'] / MIB:>9.1f}{heap:>10}{s['threads']:>9}{s['jvmdyn']:>5}{s['fds']:>6}")
+    return (f"{s['rss'] / MIB:>9.1f}{s['nonheap'] / MIB:>9.1f}{heap:>10}{s['threads']:>9}"
+            f"{s['jvmdyn']:>5}{s['fds']:>6}")
 
 
 def main():
@@ -435,13 +489,15 @@ def main():
     log(f"soak: {seed}, phases {','.join(phases)}, {a.cycles} cycles per phase ({a.ranks} "
         f"ranks for the clients, one tool JVM), idle sample every {a.sample_every}, warm-up "
         f"{a.warmup}, C tool runs {a.c_tool_cycles}, tolerances: fds and threads equal to the "
-        f"start, live heap +{a.heap_tolerance} MiB and RSS +{a.rss_tolerance} MiB from middle "
+        f"start, live heap +{a.heap_tolerance} MiB and RSS outside the heap "
+        f"+{a.rss_tolerance} MiB from middle "
         f"to end; files in {a.out}")
     d = Driver(a)
     failures = []
     results = {}
     samples = open(os.path.join(a.out, "samples.tsv"), "w")
-    samples.write("phase\tsample\tcycles\trss\theap\tthreads\tjvm_jit_threads\tfds\n")
+    samples.write("phase\tsample\tcycles\trss\trss_outside_heap\tlive_heap\tcommitted_heap\t"
+                  "threads\tjvm_jit_threads\tfds\n")
     try:
         pid = d.start()
         log(f"soak: server pid {pid} (pmixrun --tool-support, one job of {a.ranks} agent ranks; "
@@ -463,8 +519,7 @@ def main():
             idle_sample(a, pid, None, f"{phase}-warmup")
             start = idle_sample(a, pid, None, f"{phase}-start")
             rows = [("start", 0, start)]
-            samples.write(f"{phase}\tstart\t0\t{start['rss']}\t{start['heap']}\t"
-                          f"{start['threads']}\t{start['jvmdyn']}\t{start['fds']}\n")
+            tsv(samples, phase, "start", 0, start)
             segs = segments(total_cycles, every, a.ranks, per_rank)
             total = sum(segs)
             done = 0
@@ -477,12 +532,11 @@ def main():
                     break
                 done += n
                 s = idle_sample(a, pid, start, f"{phase}-{done}")
-                samples.write(f"{phase}\t{i}\t{done}\t{s['rss']}\t{s['heap']}\t{s['threads']}\t"
-                              f"{s['jvmdyn']}\t{s['fds']}\n")
-                samples.flush()
-                log(f"  {phase}: {done:>6}/{total} cycles  rss {s['rss'] / MIB:.1f} MiB  heap "
-                    f"{s['heap'] / MIB:.2f} MiB  threads {s['threads']}(+{s['jvmdyn']} jit)  "
-                    f"fds {s['fds']}")
+                tsv(samples, phase, str(i), done, s)
+                log(f"  {phase}: {done:>6}/{total} cycles  rss {s['rss'] / MIB:.1f} MiB (outside "
+                    f"the heap {s['nonheap'] / MIB:.1f})  heap "
+                    f"{s['heap'] / MIB:.2f} MiB (committed {s['committed'] / MIB:.0f})  threads "
+                    f"{s['threads']}(+{s['jvmdyn']} jit)  fds {s['fds']}")
                 rows.append(("s", done, s))
                 if middle is None and done * 2 >= total:
                     middle = (done, s)
@@ -490,8 +544,7 @@ def main():
             if phase == "tool" and a.c_tool_cycles > 0 and seg_fail is None:
                 ctool_bad, ctool_first = d.c_tools(a.c_tool_cycles)
                 s = idle_sample(a, pid, start, "tool-pps")
-                samples.write(f"tool\tpps\t{a.c_tool_cycles}\t{s['rss']}\t{s['heap']}\t"
-                              f"{s['threads']}\t{s['jvmdyn']}\t{s['fds']}\n")
+                tsv(samples, phase, "pps", a.c_tool_cycles, s)
                 rows.append(("pps", a.c_tool_cycles, s))
                 log(f"  tool: {a.c_tool_cycles} pps runs, {ctool_bad} failed  rss "
                     f"{s['rss'] / MIB:.1f} MiB  threads {s['threads']}  fds {s['fds']}")
@@ -525,8 +578,11 @@ def main():
                 elif end["heap"] - m["heap"] > a.heap_tolerance * MIB:
                     problems.append(f"live heap grew {(end['heap'] - m['heap']) / 1024:.0f} "
                                     f"KiB from middle to end")
-                if end["rss"] - m["rss"] > a.rss_tolerance * MIB:
-                    problems.append(f"RSS grew {(end['rss'] - m['rss']) / MIB:.1f} MiB from "
+                if m["nonheap"] < 0 or end["nonheap"] < 0:
+                    problems.append("RSS outside the heap not measured")
+                elif end["nonheap"] - m["nonheap"] > a.rss_tolerance * MIB:
+                    problems.append(f"RSS outside the heap grew "
+                                    f"{(end['nonheap'] - m['nonheap']) / MIB:.1f} MiB from "
                                     f"middle to end")
             results[phase] = (start, middle, end, done, wall, problems, d.peak.get(phase))
             failures += [f"{phase}: {p}" for p in problems]
@@ -546,19 +602,21 @@ def main():
     log()
     log(f"summary ({seed}; server = pmixrun's JVM, pid {getattr(d, 'pid', '?')}"
         f"; samples idle; heap = live bytes after a full GC; all samples in samples.tsv):")
-    log(f"  {'phase':<6}{'sample':<8}{'cycles':>7}{'RSS MiB':>9}{'heap MiB':>10}{'threads':>9}"
-        f"{'jit':>5}{'fds':>6}")
+    log(f"  {'phase':<6}{'sample':<8}{'cycles':>7}{'RSS MiB':>9}{'non-heap':>9}{'heap MiB':>10}"
+        f"{'threads':>9}{'jit':>5}{'fds':>6}")
     for phase, (start, middle, end, done, wall, problems, peak) in results.items():
         log(f"  {phase:<6}{'start':<8}{0:>7}{fmt(start)}")
         if middle:
             log(f"  {phase:<6}{'middle':<8}{middle[0]:>7}{fmt(middle[1])}")
         log(f"  {phase:<6}{'end':<8}{done:>7}{fmt(end)}")
         if peak:
-            log(f"  {phase:<6}{'peak':<8}{'(busy)':>7}{peak['rss'] / MIB:>9.1f}{'':>10}"
+            log(f"  {phase:<6}{'peak':<8}{'(busy)':>7}{peak['rss'] / MIB:>9.1f}{'':>19}"
                 f"{peak['threads']:>9}{peak['jvmdyn']:>5}{peak['fds']:>6}")
         log(f"  {phase:<6}verdict: {'FLAT' if not problems else 'NOT FLAT'} ({wall:.0f} s)")
-    log("  (threads: the server JVM's, without the JIT compiler threads the JVM starts and stops "
-        "itself, shown as jit; peak: the highest values sampled each second while cycling)")
+    log("  (non-heap: RSS outside the Java heap's mappings, judged; heap: live objects after a "
+        "full GC, judged; threads: the server JVM's, without the JIT compiler threads the JVM "
+        "starts and stops itself, shown as jit; peak: the highest values sampled each second "
+        "while cycling)")
     if failures:
         log("soak: FAILED:")
         for f in failures:
