@@ -20,10 +20,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The soak, bounded (issue #18): {@code bin/soak}'s driver ({@code bin/lib/soak.py}) with 400
  * cycles per phase against one pmixrun server: libpmix 4.2.2 clients (4 ranks x 100
  * init/put/commit/fence/get/finalize), pmix-client Java clients (4 JVMs x 100) and pmix-tool
- * attach/query/detach (400, then 40 runs of libpmix's {@code pps --pid}). Every cycle must
- * succeed; at every idle sample (every 100 cycles) the server's fds and threads equal the phase's
- * start, its heap after a full GC grew at most 1 MiB from the middle to the end; and the state
- * report shows no peer connected, no tool left and every rank finalized. No timing is asserted.
+ * attach/query/detach (400, then 40 runs of libpmix's {@code pps --pid}), and 80 jobs of 4 C
+ * clients a tool spawns one after the other. Every cycle must succeed; at every idle sample (every
+ * 100 cycles, every 10 jobs) the server's fds and threads equal the phase's start; its live heap
+ * grew at most 1 MiB and its RSS outside the heap at most 8 MiB from the middle to the end (the
+ * 80 jobs find a launcher that keeps every ended job: it did, 35 KiB each); and the state report
+ * shows no peer connected, no tool left and every rank finalized. No timing is asserted.
  * Missing {@code pps} or {@code jcmd} skip it, and fail it under CI=true.
  */
 @ExtendWith(PmixTestExtension.class)
@@ -67,6 +69,7 @@ class SoakIT {
     for (String phase : List.of("c", "java", "tool")) {
       assertTrue(text.contains("soak: " + phase + " phase flat (400 cycles"), text);
     }
+    assertTrue(text.contains("soak: jobs phase flat (80 cycles"), text);
     assertTrue(text.contains("tool: 40 pps runs, 0 failed"), text);
     assertTrue(
         text.contains("soak: every cycle succeeded, every phase flat, state report counters exact"),
