@@ -1,7 +1,8 @@
-"""soak driver (run by bin/soak and pmix-testkit's SoakIT): one long-lived pmixrun server, phases
-of C client, Java client and tool init/finalize cycles against it, the server's RSS, threads, fds
-and heap sampled between segments; a phase is flat when its resources come back to its start
-values. Also the agent each rank of the job runs (--agent), which starts the cyclers on command."""
+"""soak driver (run by bin/soak, whose header says what it checks, and pmix-testkit's SoakIT): one
+long-lived pmixrun server; phases of C client, Java client and tool init/finalize cycles and of
+spawned jobs against it; the server's RSS, threads, fds and live heap sampled between segments; a
+phase is flat when its resources come back to their start values. Also the agent each rank of the
+job runs (--agent), which starts the cyclers on command."""
 import argparse, json, os, random, select, shlex, subprocess, sys, time
 
 PHASES = ["c", "java", "tool", "jobs"]
@@ -41,7 +42,8 @@ def parse():
     p.add_argument("--dump-over", type=float, default=0,
                    help="MiB: when the live heap at a sample exceeds the phase's start by this "
                         "much, write a heap dump (histograms/LABEL.hprof) once per phase; 0: never")
-    p.add_argument("--quick", action="store_true", help="400 cycles per phase, samples every 100")
+    p.add_argument("--quick", action="store_true",
+                   help="400 cycles per phase, 80 jobs, samples every 100, 40 pps runs")
     p.add_argument("--out", required=True)
     p.add_argument("--client", required=True, help="pmix_client_check")
     p.add_argument("--java", default="java")
@@ -55,8 +57,9 @@ def parse():
         # 80: a leak of 35 KiB per job (seen: pmixrun kept every ended spawned job) is 1.4 MiB
         # over the second half, above the heap tolerance
         a.jobs = min(a.jobs, 80)
-    if a.cycles < 2 or a.sample_every < 1 or a.ranks < 1:
-        p.error("--cycles >= 2, --sample-every >= 1 and --ranks >= 1 needed")
+    if a.cycles < 2 or a.jobs < 2 or a.sample_every < 1 or a.ranks < 1 or a.warmup < 1:
+        p.error("--cycles >= 2, --jobs >= 2, --sample-every >= 1, --warmup >= 1 and --ranks >= 1 "
+                "needed")
     return a
 
 
