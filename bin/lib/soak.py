@@ -6,8 +6,11 @@ job runs (--agent), which starts the cyclers on command."""
 import argparse, json, os, random, select, shlex, subprocess, sys, time
 
 PHASES = ["c", "java", "tool", "jobs"]
-# Threads the JVM starts and stops by itself (dynamic JIT compiler threads): counted, not judged.
-JVM_DYNAMIC = ("C1 CompilerThre", "C2 CompilerThre")
+# Threads the JDK starts and stops by itself, as many as it needs at the moment: the dynamic JIT
+# compiler threads and the pool of "process reaper" threads that wait for child processes (one
+# per running process, idle ones kept 60 s; the jobs phase's count varies with how many of a
+# job's processes overlap the next's). Counted ("jvm"), not judged.
+JVM_DYNAMIC = ("C1 CompilerThre", "C2 CompilerThre", "process reaper")
 MIB = 1024 * 1024
 
 
@@ -509,7 +512,7 @@ def main():
     results = {}
     samples = open(os.path.join(a.out, "samples.tsv"), "w")
     samples.write("phase\tsample\tcycles\trss\trss_outside_heap\tlive_heap\tcommitted_heap\t"
-                  "threads\tjvm_jit_threads\tfds\n")
+                  "threads\tjdk_pool_threads\tfds\n")
     try:
         pid = d.start()
         log(f"soak: server pid {pid} (pmixrun --tool-support, one job of {a.ranks} agent ranks; "
@@ -548,7 +551,7 @@ def main():
                 log(f"  {phase}: {done:>6}/{total} cycles  rss {s['rss'] / MIB:.1f} MiB (outside "
                     f"the heap {s['nonheap'] / MIB:.1f})  heap "
                     f"{s['heap'] / MIB:.2f} MiB (committed {s['committed'] / MIB:.0f})  threads "
-                    f"{s['threads']}(+{s['jvmdyn']} jit)  fds {s['fds']}")
+                    f"{s['threads']}(+{s['jvmdyn']} jdk)  fds {s['fds']}")
                 rows.append(("s", done, s))
                 if middle is None and done * 2 >= total:
                     middle = (done, s)
@@ -622,7 +625,7 @@ def main():
     log(f"summary ({seed}; server = pmixrun's JVM, pid {getattr(d, 'pid', '?')}"
         f"; samples idle; heap = live bytes after a full GC; all samples in samples.tsv):")
     log(f"  {'phase':<6}{'sample':<8}{'cycles':>7}{'RSS MiB':>9}{'non-heap':>9}{'heap MiB':>10}"
-        f"{'threads':>9}{'jit':>5}{'fds':>6}")
+        f"{'threads':>9}{'jdk':>5}{'fds':>6}")
     for phase, (start, middle, end, done, wall, problems, peak) in results.items():
         log(f"  {phase:<6}{'start':<8}{0:>7}{fmt(start)}")
         if middle:
@@ -633,9 +636,9 @@ def main():
                 f"{peak['threads']:>9}{peak['jvmdyn']:>5}{peak['fds']:>6}")
         log(f"  {phase:<6}verdict: {'FLAT' if not problems else 'NOT FLAT'} ({wall:.0f} s)")
     log("  (non-heap: RSS outside the Java heap's mappings, judged; heap: live objects after a "
-        "full GC, judged; threads: the server JVM's, without the JIT compiler threads the JVM "
-        "starts and stops itself, shown as jit; peak: the highest values sampled each second "
-        "while cycling)")
+        "full GC, judged; threads: the server JVM's, judged, without the threads the JDK starts "
+        "and stops as it needs them (JIT compilers, process reapers), shown as jdk; peak: the "
+        "highest values sampled each second while cycling)")
     if failures:
         log("soak: FAILED:")
         for f in failures:
