@@ -109,6 +109,8 @@
  *                               after the cycle show whether a server carries
  *                               a rank's data from one cycle into the next
  *   --barrier-dir DIR (default $PMIX_SERVER_TMPDIR, else $TMPDIR, else /tmp)
+ *   --barrier-id ID   names the barrier file instead of the parent's pid,
+ *                     for ranks started through their own wrappers (bin/soak)
  *
  * OUTPUT (stdout, line buffered; one line per step)
  *   STEP <name> OK usec=<duration> [key=value ...]
@@ -134,7 +136,8 @@
  *   --cycle-barrier none at N=8). So every PMIx_Init that follows a
  *   PMIx_Finalize of this process (--init, --cycle iterations, --bench)
  *   first passes a barrier outside PMIx: a counter file
- *   "<barrier-dir>/pmixcheck-<nspace>-<ppid>.barrier" under flock(2),
+ *   "<barrier-dir>/pmixcheck-<nspace>-<ppid>.barrier" (<ppid> is the
+ *   --barrier-id when given) under flock(2),
  *   bounded by --timeout; the last rank to leave the last barrier removes
  *   it. All ranks must run the same step list. --cycle-barrier none turns
  *   it off (to show the defect). Values put in cycle i use salt i+1, so
@@ -230,6 +233,7 @@ static bool opt_strict_scope = false;
 static bool opt_cycle_keys = false;
 static long opt_publish_delay = 0;
 static const char *opt_barrier_dir = NULL;
+static const char *opt_barrier_id = NULL;
 
 /* re-init barrier bookkeeping (see RE-INIT BARRIER) */
 static bool need_barrier;   /* a PMIx_Finalize happened since the last barrier */
@@ -718,8 +722,13 @@ static void barrier_setup(void)
     if (NULL == dir || '\0' == dir[0]) {
         dir = "/tmp";
     }
-    snprintf(barrier_path, sizeof(barrier_path), "%s/pmixcheck-%s-%ld.barrier", dir, me.nspace,
-             (long) getppid());
+    if (NULL != opt_barrier_id) {
+        snprintf(barrier_path, sizeof(barrier_path), "%s/pmixcheck-%s-%s.barrier", dir, me.nspace,
+                 opt_barrier_id);
+    } else {
+        snprintf(barrier_path, sizeof(barrier_path), "%s/pmixcheck-%s-%ld.barrier", dir,
+                 me.nspace, (long) getppid());
+    }
 }
 
 static long barrier_rw(int fd, long add)
@@ -1632,7 +1641,7 @@ static void usage(void)
             "usage: pmix_client_check [--timeout SEC] [--abort-rank R] [--abort-status S]\n"
             "         [--event-code C] [--bench-iters K] [--bench-gets G] [--bench-bytes B]\n"
             "         [--cycle-barrier file|none] [--cycle-keys] [--barrier-dir DIR]\n"
-            "         [--strict-scope]\n"
+            "         [--barrier-id ID] [--strict-scope]\n"
             "         [--publish-delay MS]\n"
             "         STEPS: --init --get-job-keys --put --commit --fence --fence-collect\n"
             "                --get-peers --publish --lookup --unpublish --event-send\n"
@@ -1697,6 +1706,8 @@ int main(int argc, char **argv)
             opt_cycle_barrier = 0 != strcmp(argv[++i], "none");
         } else if (0 == strcmp(a, "--barrier-dir")) {
             opt_barrier_dir = argv[++i];
+        } else if (0 == strcmp(a, "--barrier-id")) {
+            opt_barrier_id = argv[++i];
         } else if (0 == strcmp(a, "--publish-delay")) {
             opt_publish_delay = atol(argv[++i]);
         } else {

@@ -27,6 +27,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -138,7 +139,8 @@ public final class PmixRun {
       return 1;
     }
     AtomicReference<@Nullable Launch> current = new AtomicReference<>();
-    // The jobs the job's processes spawned: stopped with it, waited for before pmixrun ends.
+    // The jobs the job's processes spawned and that still run: stopped with it, waited for before
+    // pmixrun ends.
     List<Launch> spawned = new CopyOnWriteArrayList<>();
     AtomicReference<String @Nullable []> pendingSignal = new AtomicReference<>();
     for (String[] sig : STOP_SIGNALS) {
@@ -254,6 +256,11 @@ public final class PmixRun {
                     o.timeout());
             Launch c = Launch.start(srv, h, child, spawnedReporter);
             spawned.add(c);
+            // Forgotten once it has ended (after the add, so an early end cannot be missed): a
+            // long job spawning thousands of jobs kept every ended one's processes, output pumps
+            // and state snapshots, about 35 KiB each (bin/soak's jobs phase, issue #18).
+            CompletableFuture<JobResult> unusedForget =
+                c.done().whenComplete((r, t) -> spawned.remove(c));
             if (spawnFailure.get() != null) {
               stopAll(null, List.of(c), spawnFailure.get()); // failed while we listed it
             }

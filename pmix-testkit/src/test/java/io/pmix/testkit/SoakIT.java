@@ -1,0 +1,103 @@
+package io.pmix.testkit;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The soak, bounded (issue #18): {@code bin/soak}'s driver ({@code bin/lib/soak.py}) with 400
+ * cycles per phase against one pmixrun server: libpmix 4.2.2 clients (4 ranks x 100
+ * init/put/commit/fence/get/finalize), pmix-client Java clients (4 JVMs x 100) and pmix-tool
+ * attach/query/detach (400, then 40 runs of libpmix's {@code pps --pid}), and 80 jobs of 4 C
+ * clients a tool spawns one after the other. Every cycle must succeed; at every idle sample (every
+ * 100 cycles, every 10 jobs) the server's fds and threads equal the phase's start; the lowest
+ * live heap of the second half's samples is at most 1 MiB above the first half's, and its RSS
+ * outside the heap grew at most 8 MiB from the middle to the end (the 80 jobs find a launcher
+ * that keeps every ended job: it did, 35 KiB each); and the state report shows no peer connected,
+ * no tool left and every rank finalized. No timing is asserted.
+ * Missing {@code pps} or {@code jcmd} skip it, and fail it under CI=true.
+ */
+@ExtendWith(PmixTestExtension.class)
+class SoakIT {
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void fourHundredCyclesPerPhaseStayFlat() throws IOException, InterruptedException {
+    Path client = CCompiler.clientCheck(); // a missing C toolchain skips, or fails in CI
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    Path pps = onPath("pps");
+    require(Files.isExecutable(jcmd), "jcmd is not in " + jcmd.getParent());
+    require(pps != null, "libpmix's pps is not on the PATH (Debian: libpmix-bin)");
+    Path module = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
+    Path out = module.resolve("target/soak-it");
+    Files.createDirectories(out);
+    // The kit's own classes and its runtime dependencies: what bin/pmixrun runs on.
+    String cp =
+        module.resolve("target/classes") + File.pathSeparator
+            + Files.readString(module.resolve("target/classpath.txt"), UTF_8).strip();
+    List<String> cmd =
+        List.of(
+            "python3", PmixRunProcess.repoRoot().resolve("bin/lib/soak.py").toString(),
+            "--quick", "--out", out.toString(), "--client", client.toString(),
+            "--java", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "--jcmd", jcmd.toString(), "--pps", pps.toString(), "--cp", cp);
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(out.toFile());
+    Path log = out.resolve("driver.txt");
+    pb.redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
+    pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
+    Process p = pb.start();
+    Duration limit = Timing.scaled(Duration.ofMinutes(4));
+    if (!p.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS)) {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+      p.waitFor();
+      throw new AssertionError("soak did not end within " + limit + "\n" + read(log));
+    }
+    String text = read(log);
+    for (String phase : List.of("c", "java", "tool")) {
+      assertTrue(text.contains("soak: " + phase + " phase flat (400 cycles"), text);
+    }
+    assertTrue(text.contains("soak: jobs phase flat (80 cycles"), text);
+    assertTrue(text.contains("tool: 40 pps runs, 0 failed"), text);
+    assertTrue(
+        text.contains("soak: every cycle succeeded, every phase flat, state report counters exact"),
+        text);
+    assertEquals(0, p.exitValue(), text);
+  }
+
+  private static Path onPath(String name) {
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      Path f = Path.of(dir.isEmpty() ? "." : dir, name);
+      if (Files.isExecutable(f)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  private static void require(boolean ok, String why) {
+    if (!ok) {
+      if (PmixTestExtension.interopRequired()) {
+        throw new AssertionError(why + " (required here: CI=true or pmix.interop.required=true)");
+      }
+      Assumptions.abort(why);
+    }
+  }
+
+  private static String read(Path f) throws IOException {
+    return new String(Files.readAllBytes(f), UTF_8);
+  }
+}
