@@ -1,6 +1,5 @@
 package io.pmix.testkit;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -41,24 +41,16 @@ class ChaosKillIT {
             "--client", CCompiler.clientCheck().toString(),
             "--chost", CCompiler.hostServer().toString(),
             "--pmixrun", root.resolve("bin/pmixrun").toString());
-    ProcessBuilder pb = new ProcessBuilder(cmd).directory(out.toFile());
-    Path log = out.resolve("driver.txt");
-    pb.redirectErrorStream(true).redirectOutput(log.toFile());
-    pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
-    // the servers' and JVMs' files go under target/, as PmixRunProcess arranges
-    pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
-    pb.environment().put(
-        "PMIXRUN_JAVA_OPTS", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir"));
-    Process p = pb.start();
-    Duration limit = Timing.scaled(Duration.ofMinutes(4));
-    if (!p.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS)) {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-      p.waitFor();
-      throw new AssertionError("chaos-kill did not end within " + limit + "\n" + read(log));
-    }
-    String text = read(log);
+    DriverScript.Result r =
+        DriverScript.run(
+            "chaos-kill",
+            cmd,
+            out,
+            Duration.ofMinutes(4),
+            Map.of(
+                "PMIXRUN_JAVA_OPTS",
+                "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")));
+    String text = r.text();
     List<String> trials = text.lines().filter(l -> l.startsWith("trial ")).toList();
     assertEquals(TRIALS, trials.size(), text);
     for (String t : trials) {
@@ -67,10 +59,6 @@ class ChaosKillIT {
       assertFalse(t.contains("PROBLEMS"), t);
       assertFalse(t.contains("hung"), t);
     }
-    assertEquals(0, p.exitValue(), text);
-  }
-
-  private static String read(Path f) throws IOException {
-    return new String(Files.readAllBytes(f), UTF_8);
+    assertEquals(0, r.exit(), text);
   }
 }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -52,21 +53,8 @@ class SoakIT {
             "--quick", "--out", out.toString(), "--client", client.toString(),
             "--java", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--jcmd", jcmd.toString(), "--pps", pps.toString(), "--cp", cp);
-    ProcessBuilder pb = new ProcessBuilder(cmd).directory(out.toFile());
-    Path log = out.resolve("driver.txt");
-    pb.redirectErrorStream(true).redirectOutput(log.toFile());
-    pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_"));
-    pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
-    Process p = pb.start();
-    Duration limit = Timing.scaled(Duration.ofMinutes(4));
-    if (!p.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS)) {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-      p.waitFor();
-      throw new AssertionError("soak did not end within " + limit + "\n" + read(log));
-    }
-    String text = read(log);
+    DriverScript.Result r = DriverScript.run("soak", cmd, out, Duration.ofMinutes(4), Map.of());
+    String text = r.text();
     for (String phase : List.of("c", "java", "tool")) {
       assertTrue(text.contains("soak: " + phase + " phase flat (400 cycles"), text);
     }
@@ -75,7 +63,7 @@ class SoakIT {
     assertTrue(
         text.contains("soak: every cycle succeeded, every phase flat, state report counters exact"),
         text);
-    assertEquals(0, p.exitValue(), text);
+    assertEquals(0, r.exit(), text);
   }
 
   private static Path onPath(String name) {
@@ -95,9 +83,5 @@ class SoakIT {
       }
       Assumptions.abort(why);
     }
-  }
-
-  private static String read(Path f) throws IOException {
-    return new String(Files.readAllBytes(f), UTF_8);
   }
 }

@@ -42,12 +42,11 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The connection to the server of one cycle, over a plain NIO socket of the {@link ProgressLoop}:
- * connect retries, the handshake and the
- * job-data request (REQ) that together make an init, sending requests framed with their tags, the
- * inbound frames (replies to the {@link ReplyRouter}, pushes on the reserved tags to the {@link
- * Listener}), and the loss or close of the socket. Also the identity the handshake fixed, and the
- * standalone mode in which there is no connection and every request fails with {@code
- * ERR_UNREACH}.
+ * connect retries, the handshake and the job-data request (REQ) that together make an init,
+ * sending requests framed with their tags, the inbound frames (replies to the {@link
+ * ReplyRouter}, pushes on the reserved tags to the {@link Listener}), and the loss or close of the
+ * socket. Also the identity the handshake fixed, and the standalone mode in which there is no
+ * connection and every request fails with {@code ERR_UNREACH}.
  *
  * <p>Threading: confined to the progress thread, except the identity fields, which are written
  * there and read anywhere.
@@ -298,7 +297,8 @@ final class Connection implements SessionPart {
         // Requests are small and answered one by one: Nagle would hold each back (C sets it too).
         socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
         boolean done = socket.connect(address);
-        key = threads.loop().register(socket, done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT, this);
+        int ops = done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT;
+        key = threads.loop().register(socket, ops, this);
         if (done) {
           onConnected();
         } else {

@@ -6,8 +6,8 @@ package io.pmix.common.internal.wire;
  *
  * <p>{@code io.netty.jfr.enabled=false}: with JFR available, Netty 4.2 loads and registers its
  * Flight Recorder events (about a hundred {@code jdk.jfr} classes) the first time a buffer is
- * allocated, which measured about 150 ms of a cold start here (when the client still used Netty). An
- * application that wants Netty's JFR events sets the property itself (to {@code true}), and this
+ * allocated, which measured about 150 ms of a cold start here (when the client still used
+ * Netty). An application that wants Netty's JFR events sets the property itself (to {@code true}), and this
  * leaves it alone; so does a JVM where Netty was initialized before.
  */
 public final class NettyDefaults {

@@ -170,7 +170,8 @@ class ConnectReplyTest {
         Hex.concat(Hex.bytes("00 00 00 00"), nspace, Hex.bytes("00 00 00 01 00 00 00 00"));
     ByteBuf in = Unpooled.wrappedBuffer(reply);
     try {
-      ToolReply.Full r = (ToolReply.Full) ToolReply.tryDecode(WireBuffer.of(in), false).orElseThrow();
+      ToolReply.Full r =
+          (ToolReply.Full) ToolReply.tryDecode(WireBuffer.of(in), false).orElseThrow();
       assertEquals("x".repeat(255), r.server().nspace());
       assertEquals(1, r.server().rank());
     } finally {
@@ -184,7 +185,8 @@ class ConnectReplyTest {
             Hex.concat(
                 Hex.bytes("00 00 00 00"), junkAfterNul, Hex.bytes("00 00 00 02 00 00 00 00")));
     try {
-      ToolReply.Full r = (ToolReply.Full) ToolReply.tryDecode(WireBuffer.of(in2), false).orElseThrow();
+      ToolReply.Full r =
+          (ToolReply.Full) ToolReply.tryDecode(WireBuffer.of(in2), false).orElseThrow();
       assertEquals(new PeerId("srv", 2), r.server());
     } finally {
       in2.release();
@@ -197,7 +199,9 @@ class ConnectReplyTest {
     nspace[0] = (byte) 0xff;
     ByteBuf in = Unpooled.wrappedBuffer(Hex.concat(Hex.bytes("00 00 00 00"), nspace, new byte[8]));
     try {
-      PmixException e = assertThrows(PmixException.class, () -> ToolReply.tryDecode(WireBuffer.of(in), false));
+      PmixException e =
+          assertThrows(
+              PmixException.class, () -> ToolReply.tryDecode(WireBuffer.of(in), false));
       assertEquals(Status.ERR_BAD_PARAM, e.status());
     } finally {
       in.release();
