@@ -40,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  * class path. Measured on a 2-core machine (JDK 17, {@code bin/bench-client}, the C client
  * alongside, one sitting under load): one rank alone under libpmix's host server, a median first
  * init of 56-63 ms (220-330 ms when the client used Netty); two ranks starting at once, 105 ms
- * each (C: 2 ms); two ranks under Open MPI's mpirun, about 230 ms each (C: 11 ms; there the
+ * each (C: 2 ms); two ranks under Open MPI's mpirun, 230-250 ms each (C: 11 ms; there the
  * shared-memory reader loads JNA, about 80 ms of a fresh JVM, before the handshake). What an
  * application can do: class-data sharing. Run once with {@code -XX:ArchiveClassesAtExit=app.jsa}
  * (JDK 19 and later: {@code -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile=app.jsa} does both
