@@ -2,6 +2,8 @@
 server on libpmix, random ranks SIGKILLed at random moments, invariants checked per trial."""
 import argparse, json, os, random, signal, subprocess, sys, time
 
+from textfiles import read
+
 PHASES = ["init", "fence", "get", "finalize", "any"]
 
 
@@ -42,14 +44,6 @@ def steps(ct):
             "--fence-collect", "--get-peers", "--sleep", "300", "--finalize",
             # alive a little after finalize, so that a late kill still lands
             "--sleep", "200"]
-
-
-def read(path):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def run_trial(a, server, trial, phase, victims, delays):

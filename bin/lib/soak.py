@@ -5,6 +5,8 @@ phase is flat when its resources come back to their start values. Also the agent
 job runs (--agent), which starts the cyclers on command."""
 import argparse, json, os, random, select, shlex, subprocess, sys, time
 
+from textfiles import read
+
 PHASES = ["c", "java", "tool", "jobs"]
 # Threads the JDK starts and stops by itself, as many as it needs at the moment: the dynamic JIT
 # compiler threads and the pool of "process reaper" threads that wait for child processes (one
@@ -419,14 +421,6 @@ class Driver:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-
-def read(path):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
 
 
 def segments(total, every, ranks, per_rank):

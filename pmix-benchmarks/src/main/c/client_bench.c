@@ -44,6 +44,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "bench_output.h"
 #include <errno.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,19 +53,6 @@
 #define BATCHES 10
 
 static pmix_proc_t me;
-
-static long long now_ns(int clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void line(const char *metric, long long ns)
-{
-    printf("BENCH %s %lld\n", metric, ns);
-    fflush(stdout);
-}
 
 static void check(pmix_status_t rc, const char *what)
 {

@@ -28,18 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-static long long now_ns(int clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void line(const char *metric, long long ns)
-{
-    printf("BENCH %s %lld\n", metric, ns);
-    fflush(stdout);
-}
+#include "bench_output.h"
 
 static void check(pmix_status_t rc, const char *what)
 {

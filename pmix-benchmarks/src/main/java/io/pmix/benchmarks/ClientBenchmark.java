@@ -1,5 +1,8 @@
 package io.pmix.benchmarks;
 
+import static io.pmix.benchmarks.BenchOutput.epochNanos;
+import static io.pmix.benchmarks.BenchOutput.line;
+
 import io.pmix.client.PMIx;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
@@ -7,7 +10,6 @@ import io.pmix.common.Scope;
 import io.pmix.common.Value;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.time.Instant;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
@@ -206,15 +208,5 @@ public final class ClientBenchmark {
     if (!ok) {
       throw new IllegalStateException("a get returned a wrong value");
     }
-  }
-
-  private static long epochNanos() {
-    Instant now = Instant.now();
-    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
-  }
-
-  private static void line(String metric, long ns) {
-    System.out.println("BENCH " + metric + " " + ns);
-    System.out.flush();
   }
 }

@@ -1,9 +1,11 @@
 package io.pmix.benchmarks;
 
+import static io.pmix.benchmarks.BenchOutput.epochNanos;
+import static io.pmix.benchmarks.BenchOutput.line;
+
 import io.pmix.common.Info;
 import io.pmix.common.Value;
 import io.pmix.tool.PMIxTool;
-import java.time.Instant;
 import java.util.List;
 
 /**
@@ -72,15 +74,5 @@ public final class ToolBenchmark {
           "the server's namespaces " + namespaces + " do not include " + nspace);
     }
     PMIxTool.finalize();
-  }
-
-  private static long epochNanos() {
-    Instant now = Instant.now();
-    return now.getEpochSecond() * 1_000_000_000L + now.getNano();
-  }
-
-  private static void line(String metric, long ns) {
-    System.out.println("BENCH " + metric + " " + ns);
-    System.out.flush();
   }
 }
