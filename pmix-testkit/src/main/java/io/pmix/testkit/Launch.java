@@ -140,6 +140,8 @@ final class Launch {
    * @param jobInfo infos registered with the job in addition to the single-node job data (a
    *     spawned job's parent, say)
    * @param user the user the processes run as, or null for this process's
+   * @param placement this node's share of a job spread over several nodes, or null for a job
+   *     whose processes all run here (ranks 0 to n-1, the single-node job data)
    */
   record Spec(
       String nspace,
@@ -149,7 +151,8 @@ final class Launch {
       @Nullable Duration timeout,
       Output output,
       List<Info> jobInfo,
-      @Nullable User user) {
+      @Nullable User user,
+      @Nullable Placement placement) {
     Spec {
       requireNonNull(nspace, "nspace");
       apps = List.copyOf(apps);
@@ -183,10 +186,11 @@ final class Launch {
           timeout,
           output,
           jobInfo,
-          user);
+          user,
+          null);
     }
 
-    /** The number of processes, over all apps. */
+    /** The number of processes started here, over all apps. */
     int nprocs() {
       int n = 0;
       for (App a : apps) {
@@ -236,7 +240,29 @@ final class Launch {
         List.of(
             Info.of(Keys.PARENT_ID, parent),
             Info.of(Keys.SPAWNED, io.pmix.common.Value.of(true))),
+        null,
         null);
+  }
+
+  /**
+   * This node's share of a job whose processes run on several nodes (pmixrun nested under
+   * another PMIx runtime, {@link Nested}): the processes started here are the consecutive ranks
+   * from {@code firstRank}, and the job is registered with {@code jobInfo}, the whole job's data
+   * (sizes, node and process maps, every rank's data; the same on every node), from which the
+   * server derives what is local to its node, instead of the single-node data.
+   *
+   * @param firstRank the rank of the first process started here
+   * @param jobInfo the job data registered in place of {@link JobInfo#singleNode}
+   * @param neighbours the processes other nodes of the job run on this same machine (counted
+   *     when deciding whether the machine is oversubscribed)
+   */
+  record Placement(int firstRank, List<Info> jobInfo, int neighbours) {
+    Placement {
+      if (firstRank < 0 || neighbours < 0) {
+        throw new IllegalArgumentException("negative first rank or neighbours");
+      }
+      jobInfo = List.copyOf(jobInfo);
+    }
   }
 
   private static App spawnApp(io.pmix.common.Value.App app) {
@@ -338,6 +364,8 @@ final class Launch {
   private final Spec spec;
   private final Reporter reporter;
   private final int n;
+  /** The rank of the process of index 0 here (0 unless the job spans nodes). */
+  private final int base;
   private final Process[] procs;
   private final OutputPump[] outPumps;
   private final OutputPump[] errPumps;
@@ -357,6 +385,7 @@ final class Launch {
     this.spec = spec;
     this.reporter = reporter;
     this.n = spec.nprocs();
+    this.base = spec.placement() == null ? 0 : spec.placement().firstRank();
     this.procs = new Process[n];
     this.outPumps = new OutputPump[n];
     this.errPumps = new OutputPump[n];
@@ -406,17 +435,22 @@ final class Launch {
     }
     // As mpirun's: more processes on the node than it has processors (this job's and those of
     // the jobs already running) tells Open MPI to yield when idle rather than busy-poll.
-    oversubscribed = host.processes() > slots();
+    oversubscribed =
+        host.processes() + (spec.placement() == null ? 0 : spec.placement().neighbours())
+            > slots();
     try {
+      Placement placement = spec.placement();
       List<Info> jobInfo =
           new ArrayList<>(
-              JobInfo.singleNode(
-                  nspace,
-                  appData,
-                  host.hostname(),
-                  server.options().tmpdir(),
-                  server.options().serverNspace(),
-                  server.options().serverRank()));
+              placement != null
+                  ? placement.jobInfo()
+                  : JobInfo.singleNode(
+                      nspace,
+                      appData,
+                      host.hostname(),
+                      server.options().tmpdir(),
+                      server.options().serverNspace(),
+                      server.options().serverRank()));
       if (oversubscribed) {
         // What Open MPI 5 reads (its presence means oversubscribed), as PRRTE registers it.
         jobInfo.add(Info.of(Keys.NODE_OVERSUBSCRIBED, io.pmix.common.Value.of(true)));
@@ -427,7 +461,7 @@ final class Launch {
         throw new IllegalStateException("the server refused namespace " + nspace + ": " + st);
       }
       for (int r = 0; r < n; r++) {
-        st = server.registerClient(Proc.of(nspace, r), ids[0], ids[1]);
+        st = server.registerClient(Proc.of(nspace, base + r), ids[0], ids[1]);
         if (!ok(st)) {
           throw new IllegalStateException("the server refused client " + r + ": " + st);
         }
@@ -468,7 +502,11 @@ final class Launch {
     Map<String, String> env = pb.environment();
     // Nothing inherited may point the child at another server; user tunables (PMIX_MCA_*) stay.
     env.keySet().removeIf(k -> k.startsWith("PMIX_") && !k.startsWith("PMIX_MCA_"));
-    env.putAll(server.setupFork(Proc.of(spec.nspace(), r)));
+    if (spec.placement() != null) {
+      // Nested: what the outer launcher told pmixrun about itself is not the child's identity.
+      env.keySet().removeIf(Nested::outerVariable);
+    }
+    env.putAll(server.setupFork(Proc.of(spec.nspace(), base + r)));
     if (spec.slurmEnv()) {
       env.putAll(slurmEnv(host.hostname()));
     }
@@ -483,7 +521,7 @@ final class Launch {
     OutputStream fileOut = null;
     OutputStream fileErr = null;
     if (o.files() != null) {
-      Path dir = o.files().dir().resolve(Output.FileOutput.rankDir(r, n));
+      Path dir = o.files().dir().resolve(Output.FileOutput.rankDir(base + r, base + n));
       Files.createDirectories(dir);
       fileOut = Files.newOutputStream(dir.resolve("stdout"));
       fileErr = Files.newOutputStream(dir.resolve("stderr"));
@@ -498,7 +536,7 @@ final class Launch {
       throw new IOException("cannot start " + app.argv().get(0) + ": " + e.getMessage(), e);
     }
     procs[r] = p;
-    String tag = "[" + spec.nspace() + "," + r + "]";
+    String tag = "[" + spec.nspace() + "," + (base + r) + "]";
     outPumps[r] =
         new OutputPump(
             p.getInputStream(),
@@ -506,7 +544,7 @@ final class Launch {
             o.tag() ? tag + "<stdout>: " : null,
             o.capture(),
             fileOut,
-            "pmix-testkit-out-" + spec.nspace() + "-" + r);
+            "pmix-testkit-out-" + spec.nspace() + "-" + (base + r));
     errPumps[r] =
         new OutputPump(
             p.getErrorStream(),
@@ -514,7 +552,7 @@ final class Launch {
             o.tag() ? tag + "<stderr>: " : null,
             o.capture(),
             fileErr,
-            "pmix-testkit-err-" + spec.nspace() + "-" + r);
+            "pmix-testkit-err-" + spec.nspace() + "-" + (base + r));
     outPumps[r].start();
     errPumps[r].start();
     p.getOutputStream().close(); // a child without our stdin sees end of input at once
@@ -589,7 +627,7 @@ final class Launch {
     return false;
   }
 
-  /** The ranks still running. */
+  /** The indices (ranks less the first rank here) of the processes still running. */
   List<Integer> liveRanks() {
     List<Integer> l = new ArrayList<>();
     for (int r = 0; r < n; r++) {
@@ -633,10 +671,11 @@ final class Launch {
       if (!p.nspace().equals(spec.nspace())) {
         continue;
       }
+      int i = p.rank() - base;
       if (p.rank() == Proc.RANK_WILDCARD) {
         all = true;
-      } else if (p.rank() >= 0 && p.rank() < n && !ranks.contains(p.rank())) {
-        ranks.add(p.rank());
+      } else if (p.rank() >= 0 && i >= 0 && i < n && !ranks.contains(i)) {
+        ranks.add(i);
       }
     }
     if (all) {
@@ -685,7 +724,7 @@ final class Launch {
           if (escalateAt != Long.MAX_VALUE && now - escalateAt >= 0) {
             List<Integer> live = liveRanks();
             if (!live.isEmpty()) {
-              reporter.escalated(live);
+              reporter.escalated(ranks(live));
               killRanks(live, killed, true);
             }
             escalateAt = Long.MAX_VALUE;
@@ -706,11 +745,11 @@ final class Launch {
             codes[x.rank()] = x.code();
             order.add(x.rank());
             alive--;
-            Proc who = Proc.of(spec.nspace(), x.rank());
+            Proc who = Proc.of(spec.nspace(), base + x.rank());
             reporter.exited(
                 new Exit(
                     spec.nspace(),
-                    x.rank(),
+                    base + x.rank(),
                     procs[x.rank()].pid(),
                     x.code(),
                     killed[x.rank()],
@@ -722,7 +761,7 @@ final class Launch {
             abort = a.abort();
             List<Integer> live = new ArrayList<>(a.abort().targets());
             live.removeIf(r -> ended[r]);
-            reporter.aborted(a.abort(), live);
+            reporter.aborted(a.abort(), ranks(live));
             killRanks(live, killed, false);
             escalateAt = now + KILL_GRACE.toNanos();
           }
@@ -736,11 +775,11 @@ final class Launch {
             List<Integer> live = liveRanks();
             if (s.timeout()) {
               timedOut = true;
-              reporter.timedOut(Duration.ofNanos(now - startNanos), live);
+              reporter.timedOut(Duration.ofNanos(now - startNanos), ranks(live));
             } else {
               stopReason = s.reason();
               stopStatus = s.status();
-              reporter.stopping(s.reason(), live);
+              reporter.stopping(s.reason(), ranks(live));
             }
             killRanks(live, killed, false);
             escalateAt = now + KILL_GRACE.toNanos();
@@ -807,6 +846,15 @@ final class Launch {
             before,
             after,
             elapsed));
+  }
+
+  /** The ranks of the processes of indices {@code indices} here. */
+  private List<Integer> ranks(List<Integer> indices) {
+    List<Integer> l = new ArrayList<>(indices.size());
+    for (int i : indices) {
+      l.add(base + i);
+    }
+    return l;
   }
 
   private void killRanks(List<Integer> ranks, boolean[] killed, boolean force) {
@@ -877,7 +925,7 @@ final class Launch {
     }
     if (!server.isShutdown()) {
       for (int r = 0; r < n; r++) {
-        Status unused = server.deregisterClient(Proc.of(spec.nspace(), r));
+        Status unused = server.deregisterClient(Proc.of(spec.nspace(), base + r));
       }
       Status unused = server.deregisterNspace(spec.nspace());
     }

@@ -165,12 +165,35 @@ public final class PmixRun {
 
     SingleNodeHost host = null;
     PMIxServer server = null;
+    Nested nested = null;
+    // What the job ended with: a nested node leaves the outer job by it (0: barrier, else abort).
+    int finalStatus = 1;
+    String finalWhy = "pmixrun failed";
     try {
       ServerOptions.Builder ob =
           ServerOptions.builder().tmpdir(tmpdir).systemTmpdir(tmpdir).toolSupport(o.toolSupport());
-      // PRRTE's form (prterun-<host>-<pid>@<job>, the DVM @0): unique on the node, and not
-      // "pmix...", which libpmix reserves for its keys while clients build keys from it.
-      String prefix = namespacePrefix(ob.build().hostname(), pid);
+      String prefix;
+      if (nested()) {
+        if (o.apps().size() != 1) {
+          err.println("pmixrun: nested under another PMIx runtime, pmixrun runs one app (MPMD"
+              + " with ':' is not supported there yet)");
+          return 2;
+        }
+        try {
+          nested = Nested.join(o.apps().get(0).nprocs(), ob.build().hostname());
+        } catch (RuntimeException e) {
+          err.println("pmixrun: started as a PMIx client (PMIX_NAMESPACE and a server URI are set)"
+              + " but cannot join the outer job: " + e.getMessage()
+              + " (PMIXRUN_NESTED=0 runs on this node alone)");
+          return 1;
+        }
+        ob.hostname(nested.nodeName()).serverRank(nested.node());
+        prefix = nested.prefix();
+      } else {
+        // PRRTE's form (prterun-<host>-<pid>@<job>, the DVM @0): unique on the node, and not
+        // "pmix...", which libpmix reserves for its keys while clients build keys from it.
+        prefix = namespacePrefix(ob.build().hostname(), pid);
+      }
       ServerOptions options = ob.serverNspace(prefix + "@0").build();
       DataService data =
           o.dataserver() != null
@@ -178,10 +201,20 @@ public final class PmixRun {
               : LocalDataService.create(DataStoreOptions.fromEnvironment(System.getenv()));
       host = new SingleNodeHost(options.hostname(), data);
       try {
-        server = PMIxServer.init(host, options);
+        if (nested != null) {
+          host.otherNodes(nested);
+          server = PMIxServer.create(host, options);
+          nested.modex().attach(server); // serves the other nodes before any process runs
+          server.start();
+        } else {
+          server = PMIxServer.init(host, options);
+        }
       } catch (RuntimeException e) {
         err.println("pmixrun: cannot start the PMIx server: " + e.getMessage());
         return 1;
+      }
+      if (nested != null) {
+        nested.barrier(); // every node's server is up and can answer the others
       }
       // The children's output goes through System.out/err: the pumps lock the stream for each
       // write, as println does, so pmixrun's messages never land inside a child's line.
@@ -241,7 +274,7 @@ public final class PmixRun {
       Messages spawnedReporter = new Messages(err, o.timeout(), endAll);
       Map<String, String> exports = o.exports();
       boolean slurmEnv = slurm;
-      host.spawner(
+      SingleNodeHost.Spawner spawner =
           (requester, apps, jobInfo) -> {
             int seq = jobSeq.incrementAndGet();
             String ns = prefix + "@" + seq;
@@ -265,7 +298,11 @@ public final class PmixRun {
               stopAll(null, List.of(c), spawnFailure.get()); // failed while we listed it
             }
             return ns;
-          });
+          };
+      if (nested == null) {
+        // Nested, a spawned job would have to span the nodes too: not done, refused.
+        host.spawner(spawner);
+      }
       List<Launch.App> apps = new ArrayList<>();
       for (PmixRunOptions.AppLine a : o.apps()) {
         apps.add(new Launch.App(a.nprocs(), a.command(), a.env(), null, null));
@@ -279,7 +316,14 @@ public final class PmixRun {
               o.timeout(),
               new Launch.Output(false, out, errOut, o.tagOutput(), true, files(o, 1)),
               List.of(),
-              null);
+              null,
+              nested == null
+                  ? null
+                  : new Launch.Placement(
+                      nested.firstRank(),
+                      nested.jobInfo(
+                          options.tmpdir(), options.serverNspace(), options.serverRank()),
+                      nested.neighbours()));
       Launch launch;
       try {
         launch = Launch.start(server, host, spec, reporter);
@@ -311,6 +355,8 @@ public final class PmixRun {
         }
       }
       summarize(err, result, o);
+      finalStatus = result.status();
+      finalWhy = "job " + result.nspace() + " ended with status " + finalStatus;
       return result.status();
     } finally {
       Launch l = current.get();
@@ -332,14 +378,30 @@ public final class PmixRun {
           }
         }
       }
-      if (server != null) {
-        server.close();
+      PMIxServer srv = server;
+      if (nested != null) {
+        nested.leave(finalStatus, finalWhy, () -> {
+          if (srv != null) {
+            srv.close();
+          }
+        });
+      } else if (srv != null) {
+        srv.close();
       }
       if (host != null) {
         host.close();
       }
       deleteTree(tmpdir);
     }
+  }
+
+  /**
+   * Whether pmixrun runs nested ({@link Nested}): started as a process of a PMIx job, unless
+   * {@code PMIXRUN_NESTED=0}.
+   */
+  private static boolean nested() {
+    Map<String, String> env = System.getenv();
+    return !"0".equals(env.get("PMIXRUN_NESTED")) && Nested.detected(env);
   }
 
   /** {@code jrun-<host>-<pid>}: the launcher's jobs are this {@code @1}, {@code @2}, .... */

@@ -70,6 +70,9 @@ import org.jspecify.annotations.Nullable;
  *       command, {@code PMIX_ERR_BAD_PARAM}; a command that cannot be started is {@code
  *       PMIX_ERR_JOB_FAILED_TO_LAUNCH}.
  *   <li>Direct modex: {@code PMIX_ERR_NOT_FOUND} (there is no other node to ask).
+ *   <li>Unless the job spans several nodes ({@link #otherNodes}: pmixrun nested under another
+ *       PMIx runtime): then fences and direct-modex requests that involve another node go
+ *       through that.
  *   <li>Publish, lookup, unpublish: pmix-dataserver's {@link DataServiceHostModule} over a {@link
  *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
  *       server ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,
@@ -127,6 +130,24 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   private volatile @Nullable Spawner spawner;
 
+  /**
+   * How the host of one node of a job spread over several nodes reaches the others: what pmixrun
+   * nested under another PMIx runtime plugs in ({@link Nested}). Called on the server's host
+   * executor; must not block it.
+   */
+  interface OtherNodes {
+    /**
+     * A fence with participants on other nodes, all of this node's having arrived: completes
+     * with every participating node's contribution, back to back ({@link HostModule#fenceNb}).
+     */
+    CompletionStage<byte[]> fence(List<Proc> procs, List<Info> info, byte[] data);
+
+    /** The remote data of {@code proc}, which runs on another node ({@link HostModule#directModex}). */
+    CompletionStage<byte[]> directModex(Proc proc, List<Info> info);
+  }
+
+  private volatile @Nullable OtherNodes otherNodes;
+
   private final String hostname;
   private final DataService data;
   private final DataServiceHostModule publishing;
@@ -161,6 +182,11 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   /** The namespaces of the jobs this host runs now. */
   public List<String> namespaces() {
     return List.copyOf(new ArrayList<>(jobs.keySet()));
+  }
+
+  /** Makes fences and direct-modex requests that leave this node go through {@code o}. */
+  void otherNodes(OtherNodes o) {
+    this.otherNodes = requireNonNull(o, "o");
   }
 
   /** Lets clients spawn jobs, started by {@code s}. */
@@ -275,11 +301,16 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<byte[]> fenceNb(List<Proc> procs, List<Info> info, byte[] data) {
-    return CompletableFuture.completedFuture(data);
+    OtherNodes o = otherNodes;
+    return o != null ? o.fence(procs, info, data) : CompletableFuture.completedFuture(data);
   }
 
   @Override
   public CompletionStage<byte[]> directModex(Proc proc, List<Info> info) {
+    OtherNodes o = otherNodes;
+    if (o != null) {
+      return o.directModex(proc, info);
+    }
     return CompletableFuture.failedFuture(
         new PmixException(Status.ERR_NOT_FOUND, "single node: no other node holds " + proc));
   }

@@ -46,7 +46,8 @@ import java.util.function.IntFunction;
 
 /**
  * The cluster's "network" as seen by one node's host: messages to and from the other nodes' hosts
- * over loopback TCP. Each node listens on 127.0.0.1 (a kernel-chosen port) and opens one
+ * over TCP. Each node listens on 127.0.0.1 (a kernel-chosen port; another address for a nested
+ * pmixrun whose nodes are other machines, {@link RemoteModex}) and opens one
  * connection to each node it sends to, so every message travels on its sender's connection; a
  * reply is just another message addressed to the requester.
  *
@@ -100,7 +101,8 @@ final class Interconnect implements AutoCloseable {
       int self,
       EventLoopGroup group,
       Consumer<Message> receiver,
-      IntFunction<InetSocketAddress> addresses)
+      IntFunction<InetSocketAddress> addresses,
+      InetAddress bind)
       throws InterruptedException {
     this.self = self;
     this.group = group;
@@ -122,7 +124,7 @@ final class Interconnect implements AutoCloseable {
                   }
                 });
     this.listener =
-        b.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).sync().channel();
+        b.bind(new InetSocketAddress(bind, 0)).sync().channel();
   }
 
   /**
@@ -135,14 +137,29 @@ final class Interconnect implements AutoCloseable {
    */
   static Interconnect start(
       int self, String name, Consumer<Message> receiver, IntFunction<InetSocketAddress> addresses) {
+    return start(self, name, receiver, addresses, InetAddress.getLoopbackAddress());
+  }
+
+  /**
+   * Starts node {@code self}'s endpoint listening on {@code bind} (a kernel-chosen port): the
+   * loopback address for nodes on one machine, the wildcard address when other machines must
+   * reach it.
+   */
+  static Interconnect start(
+      int self,
+      String name,
+      Consumer<Message> receiver,
+      IntFunction<InetSocketAddress> addresses,
+      InetAddress bind) {
     requireNonNull(receiver, "receiver");
+    requireNonNull(bind, "bind");
     requireNonNull(addresses, "addresses");
     // One thread: the group's only loop serves the listener, every connection and the host.
     EventLoopGroup g =
         new MultiThreadIoEventLoopGroup(
             1, new DefaultThreadFactory(name, true), NioIoHandler.newFactory());
     try {
-      return new Interconnect(self, g, receiver, addresses);
+      return new Interconnect(self, g, receiver, addresses, bind);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       Future<?> unused = g.shutdownGracefully(0, 0, TimeUnit.SECONDS);

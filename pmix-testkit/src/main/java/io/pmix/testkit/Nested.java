@@ -1,0 +1,525 @@
+package io.pmix.testkit;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static java.util.Objects.requireNonNull;
+
+import io.pmix.client.PMIx;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.PmixException;
+import io.pmix.common.Proc;
+import io.pmix.common.Scope;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.testkit.cluster.ClusterJob;
+import io.pmix.testkit.cluster.RemoteModex;
+import java.io.ByteArrayOutputStream;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.stream.Collectors;
+
+/**
+ * {@code pmixrun} nested under another PMIx runtime: started as a process of an outer job (by
+ * {@code srun --mpi=pmix}, {@code mpirun}, {@code prterun}: {@code PMIX_NAMESPACE}, {@code
+ * PMIX_RANK} and a server URI in its environment), each pmixrun is one node of ONE inner job and
+ * uses pmix-java's own client to reach the outer runtime for what crosses nodes.
+ *
+ * <ul>
+ *   <li><b>Joining</b> ({@link #join}): {@code PMIx.init} to the outer server; the outer job's
+ *       size is the number of nodes, each pmixrun's outer rank its node index. One collecting
+ *       outer fence exchanges what each node brings ({@value #NODE_KEY}: its host, how many
+ *       processes it runs, its direct-modex endpoint). The inner job's ranks are consecutive per
+ *       node in outer-rank order (node 0's first). Node names are the outer runtime's host names,
+ *       made distinct when several nodes share a host ({@code host-<outer rank>}), so each outer
+ *       rank is a node of its own even on one machine.
+ *   <li><b>The inner job</b>: namespace {@code jrun-<outer namespace>@1} (its {@code @} as
+ *       {@code -}; never {@code pmix...}), the same on every node, registered on every node with
+ *       the whole job's data ({@link ClusterJob#jobInfo}: sizes, node and process maps, every
+ *       rank's node, host and local rank), from which each node's server derives its own local
+ *       peers; the servers' namespace {@code jrun-<outer namespace>@0}, rank the node index.
+ *   <li><b>Fences</b> that reach the host ({@link #fence}): one outer fence over the outer ranks
+ *       of the participating nodes. When collecting, each node first puts its contribution (the
+ *       local participants' data) under a key naming the collective, and the outer fence
+ *       collects; each node then reads the others' contributions from the outer modex and hands
+ *       them all back to its server. Without collecting, the outer fence carries no data. The
+ *       collective's key is the fence's proc list plus how many fences over that list this node
+ *       ran before, so the nodes agree without a coordinator (they run fences over one list in
+ *       the same order, as every PMIx fence requires).
+ *   <li><b>Direct modex</b> of a rank on another node: over a TCP link between the node servers
+ *       ({@link RemoteModex}), whose endpoints were exchanged at joining. PMIx gives a client of
+ *       the outer job no request the owning node could answer on demand (see there).
+ *   <li><b>Leaving</b> ({@link #leave}): after the local processes ended, a plain outer fence (so
+ *       that every node keeps serving direct-modex requests until every node's processes are
+ *       done), then {@code PMIx.finalize}. A node whose processes failed instead calls {@code
+ *       PMIx.abort} with the failure's status, which ends every node: the outer runtime kills
+ *       the other pmixruns, which kill their processes.
+ * </ul>
+ *
+ * <p>Threading: {@link #fence} and {@link #directModex} are called on the server's host executor
+ * and only start asynchronous client calls. The fence rounds are guarded by this object's lock,
+ * never held across a client call.
+ */
+final class Nested implements SingleNodeHost.OtherNodes {
+  /** The outer modex key of a node's joining data: "host nprocs address port". */
+  static final String NODE_KEY = "jrun.nested.node";
+
+  /** One node as it announced itself at joining. */
+  record Node(String host, int nprocs, InetSocketAddress endpoint) {}
+
+  private final Proc outer;
+  private final int self;
+  private final List<Node> nodes;
+  private final List<String> names;
+  private final String prefix;
+  private final ClusterJob layout;
+  private final RemoteModex modex;
+  private final Map<String, Integer> rounds = new HashMap<>();
+
+  private Nested(
+      Proc outer,
+      List<Node> nodes,
+      List<String> names,
+      String prefix,
+      ClusterJob layout,
+      RemoteModex modex) {
+    this.outer = outer;
+    this.self = outer.rank();
+    this.nodes = List.copyOf(nodes);
+    this.names = List.copyOf(names);
+    this.prefix = prefix;
+    this.layout = layout;
+    this.modex = modex;
+  }
+
+  /**
+   * Whether this process was started as a process of a PMIx job (the variables a PMIx server
+   * gives its clients), i.e. pmixrun is to run nested.
+   */
+  static boolean detected(Map<String, String> env) {
+    return env.containsKey("PMIX_NAMESPACE")
+        && env.containsKey("PMIX_RANK")
+        && env.keySet().stream().anyMatch(k -> k.startsWith("PMIX_SERVER_URI"));
+  }
+
+  /**
+   * Joins the outer job as the node running {@code nprocs} processes of the inner job: init,
+   * the joining exchange. On failure the client is finalized again.
+   *
+   * @param defaultHost this machine's host name, for an outer runtime that gives none
+   * @throws PmixException if the outer runtime cannot be reached or the exchange fails
+   */
+  static Nested join(int nprocs, String defaultHost) {
+    Proc me = PMIx.init();
+    RemoteModex modex = null;
+    try {
+      String ns = me.nspace();
+      int size = (int) PMIx.get(Proc.wildcard(ns), Keys.JOB_SIZE.name()).asLong();
+      List<String> hosts = new ArrayList<>();
+      for (int r = 0; r < size; r++) {
+        hosts.add(outerHost(Proc.of(ns, r), r == me.rank() ? defaultHost : null));
+      }
+      String myHost = hosts.get(me.rank());
+      // One machine for all: nobody else needs to reach the endpoint from outside.
+      boolean oneMachine = hosts.stream().allMatch(myHost::equals);
+      InetAddress bind = oneMachine ? InetAddress.getLoopbackAddress() : wildcard();
+      ClusterJob[] layout = new ClusterJob[1];
+      String prefix = "jrun-" + ns.replace('@', '-');
+      String nspace = prefix + "@1";
+      modex =
+          RemoteModex.start(
+              me.rank(),
+              "pmixrun-nested",
+              bind,
+              n -> n.equals(nspace) ? layout[0] : null);
+      String advertised =
+          oneMachine ? InetAddress.getLoopbackAddress().getHostAddress() : advertisedAddress();
+      PMIx.put(
+          Scope.GLOBAL,
+          NODE_KEY,
+          Value.of(myHost + " " + nprocs + " " + advertised + " " + modex.address().getPort()));
+      PMIx.commit();
+      PMIx.fence(List.of(Proc.wildcard(ns)), Info.of(Keys.COLLECT_DATA, Value.of(true)));
+      List<Node> nodes = new ArrayList<>();
+      for (int r = 0; r < size; r++) {
+        Node node = parse(r, PMIx.get(Proc.of(ns, r), NODE_KEY));
+        nodes.add(node);
+        if (r != me.rank()) {
+          modex.peer(r, node.endpoint());
+        }
+      }
+      List<String> names = nodeNames(nodes.stream().map(Node::host).toList());
+      List<List<Integer>> ranks = new ArrayList<>();
+      int next = 0;
+      for (Node node : nodes) {
+        List<Integer> l = new ArrayList<>();
+        for (int i = 0; i < node.nprocs(); i++) {
+          l.add(next++);
+        }
+        ranks.add(l);
+      }
+      layout[0] = ClusterJob.of(nspace, ranks);
+      return new Nested(me, nodes, names, prefix, layout[0], modex);
+    } catch (RuntimeException e) {
+      if (modex != null) {
+        modex.close();
+      }
+      try {
+        PMIx.finalize();
+      } catch (RuntimeException again) {
+        e.addSuppressed(again);
+      }
+      throw e;
+    }
+  }
+
+  /** What the outer runtime calls the host of {@code proc}, else {@code fallback}. */
+  private static String outerHost(Proc proc, String fallback) {
+    try {
+      Value v = PMIx.get(proc, Keys.HOSTNAME.name());
+      if (v instanceof Value.Str s && s.value() != null && !s.value().isEmpty()) {
+        return s.value();
+      }
+    } catch (PmixException e) {
+      // Not given by this runtime: the node says it itself at the exchange.
+    }
+    return fallback != null ? fallback : "node-" + proc.rank();
+  }
+
+  private static Node parse(int rank, Value v) {
+    String text = v instanceof Value.Str s ? s.value() : null;
+    String[] f = text == null ? new String[0] : text.split(" ");
+    if (f.length != 4) {
+      throw new PmixException(
+          Status.ERR_BAD_PARAM, "node " + rank + " announced " + v + " under " + NODE_KEY);
+    }
+    try {
+      return new Node(
+          f[0], Integer.parseInt(f[1]), new InetSocketAddress(f[2], Integer.parseInt(f[3])));
+    } catch (IllegalArgumentException e) {
+      throw new PmixException(
+          Status.ERR_BAD_PARAM, "node " + rank + " announced " + text + ": " + e.getMessage());
+    }
+  }
+
+  /**
+   * The nodes' names: each host's own, or {@code host-<index>} for every node of a host that runs
+   * several (the node map needs distinct names).
+   */
+  static List<String> nodeNames(List<String> hosts) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < hosts.size(); i++) {
+      String h = hosts.get(i);
+      names.add(Collections.frequency(hosts, h) > 1 ? h + "-" + i : h);
+    }
+    return names;
+  }
+
+  private static InetAddress wildcard() {
+    try {
+      return InetAddress.getByAddress(new byte[4]);
+    } catch (java.net.UnknownHostException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The first IPv4 address of an interface that is up and not loopback, else loopback. */
+  private static String advertisedAddress() {
+    try {
+      for (NetworkInterface ni : Collections.list(NetworkInterface.getNetworkInterfaces())) {
+        if (!ni.isUp() || ni.isLoopback()) {
+          continue;
+        }
+        for (InetAddress a : Collections.list(ni.getInetAddresses())) {
+          if (a instanceof Inet4Address) {
+            return a.getHostAddress();
+          }
+        }
+      }
+    } catch (SocketException e) {
+      // Fall back to loopback: only nodes of this machine can reach it then.
+    }
+    return InetAddress.getLoopbackAddress().getHostAddress();
+  }
+
+  /**
+   * Whether a variable of pmixrun's environment is one the outer launcher set to tell pmixrun
+   * who it is, which must not reach the processes of the inner job (each would take itself for
+   * a process of the outer job): Open MPI's and PRRTE's process and job identity ({@code
+   * OMPI_COMM_WORLD_*}, {@code OMPI_MCA_orte_*}, {@code OMPI_MCA_ess*}, {@code OMPI_MCA_pmix*},
+   * the app context variables, {@code PRTE_*}) and Slurm's task variables ({@code SLURM_*}; the
+   * inner job's own are exported again with {@code --slurm-env}). The {@code PMIX_} variables
+   * are replaced for every job anyway.
+   */
+  static boolean outerVariable(String name) {
+    if (name.startsWith("SLURM_") || name.startsWith("PRTE_") || name.startsWith("PRRTE_")) {
+      return true;
+    }
+    for (String p :
+        List.of(
+            "OMPI_COMM_WORLD_", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix",
+            "OMPI_MCA_prte", "OMPI_APP_CTX_", "OMPI_UNIVERSE_SIZE", "OMPI_FIRST_RANKS",
+            "OMPI_NUM_APP_CTX", "OMPI_ARGV", "OMPI_FILE_LOCATION", "OMPI_MCA_initial_wdir",
+            "OMPI_MCA_mpi_oversubscribe", "OMPI_MCA_shmem_RUNTIME_QUERY_hint",
+            "OMPI_MCA_orte_precondition_transports", "OMPI_MCA_ompi_", "OMPI_COMMAND")) {
+      if (name.startsWith(p)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** How many processes the other nodes on this node's machine run. */
+  int neighbours() {
+    int n = 0;
+    for (int i = 0; i < nodes.size(); i++) {
+      if (i != self && nodes.get(i).host().equals(nodes.get(self).host())) {
+        n += nodes.get(i).nprocs();
+      }
+    }
+    return n;
+  }
+
+  /** This pmixrun in the outer job. */
+  Proc outer() {
+    return outer;
+  }
+
+  /** This node's index (its outer rank). */
+  int node() {
+    return self;
+  }
+
+  /** This node's name, as its server and its processes know it. */
+  String nodeName() {
+    return names.get(self);
+  }
+
+  /** The prefix of the inner namespaces: the job is {@code prefix@1}, the servers {@code @0}. */
+  String prefix() {
+    return prefix;
+  }
+
+  /** The inner job's namespace. */
+  String nspace() {
+    return layout.nspace();
+  }
+
+  /** The rank of this node's first process. */
+  int firstRank() {
+    return layout.ranksOn(self).isEmpty() ? 0 : layout.ranksOn(self).get(0);
+  }
+
+  /** How many processes the inner job has, over all nodes. */
+  int size() {
+    return layout.size();
+  }
+
+  /** The number of nodes. */
+  int nodeCount() {
+    return nodes.size();
+  }
+
+  /**
+   * The inner job's data, the same on every node but for what names this node's server: the
+   * layout's ({@link ClusterJob#jobInfo}) plus the job's temporary directory and the server's
+   * namespace and rank.
+   */
+  List<Info> jobInfo(Path tmpdir, String serverNspace, int serverRank) {
+    List<Info> l = new ArrayList<>(layout.jobInfo(names));
+    l.add(Info.of(Keys.TMPDIR, Value.of(tmpdir.toString())));
+    l.add(Info.of(Keys.SERVER_NSPACE, Value.of(serverNspace)));
+    l.add(Info.of(Keys.SERVER_RANK, Value.rank(serverRank)));
+    return l;
+  }
+
+  /** The direct-modex link, to be attached to this node's server before it starts. */
+  RemoteModex modex() {
+    return modex;
+  }
+
+  /** A plain fence of every node: once all have come here, every node is ready or done. */
+  void barrier() {
+    PMIx.fence(List.of(Proc.wildcard(outer.nspace())));
+  }
+
+  @Override
+  public CompletionStage<byte[]> fence(List<Proc> procs, List<Info> info, byte[] data) {
+    SortedSet<Integer> at;
+    try {
+      at = nodesOf(procs);
+    } catch (PmixException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    String signature = procs.stream().map(Proc::toString).collect(Collectors.joining(","));
+    int round;
+    synchronized (this) {
+      round = rounds.merge(signature, 1, Integer::sum);
+    }
+    String key = "jrun.fence." + digest(signature) + "." + round;
+    boolean collect = data.length > 0;
+    List<Proc> participants = new ArrayList<>();
+    if (at.size() == nodes.size()) {
+      participants.add(Proc.wildcard(outer.nspace()));
+    } else {
+      for (int n : at) {
+        participants.add(Proc.of(outer.nspace(), n));
+      }
+    }
+    List<Info> directives = new ArrayList<>();
+    if (collect) {
+      directives.add(Info.of(Keys.COLLECT_DATA, Value.of(true)));
+    }
+    for (Info i : info) {
+      if (i.key().equals(Keys.TIMEOUT.name())) {
+        directives.add(i);
+      }
+    }
+    Info[] d = directives.toArray(new Info[0]);
+    CompletableFuture<Void> ready;
+    try {
+      if (collect) {
+        PMIx.put(Scope.GLOBAL, key, Value.of(data));
+        ready = PMIx.commitAsync();
+      } else {
+        ready = CompletableFuture.completedFuture(null);
+      }
+    } catch (PmixException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ready
+        .thenCompose(v -> PMIx.fenceAsync(participants, d))
+        .thenCompose(v -> collect ? gather(at, key, data) : CompletableFuture.completedFuture(data));
+  }
+
+  /** Every participating node's contribution, in node order: what the server is handed back. */
+  private CompletableFuture<byte[]> gather(SortedSet<Integer> at, String key, byte[] mine) {
+    List<CompletableFuture<byte[]>> parts = new ArrayList<>();
+    for (int n : at) {
+      if (n == self) {
+        parts.add(CompletableFuture.completedFuture(mine));
+      } else {
+        parts.add(
+            PMIx.getAsync(Proc.of(outer.nspace(), n), key)
+                .thenApply(
+                    v -> {
+                      if (v instanceof Value.Bytes b) {
+                        return b.bytes();
+                      }
+                      throw new PmixException(
+                          Status.ERR_BAD_PARAM, "node " + n + " contributed " + v + " to " + key);
+                    }));
+      }
+    }
+    return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+        .thenApply(
+            v -> {
+              ByteArrayOutputStream all = new ByteArrayOutputStream();
+              for (CompletableFuture<byte[]> p : parts) {
+                all.writeBytes(p.join());
+              }
+              return all.toByteArray();
+            });
+  }
+
+  @Override
+  public CompletionStage<byte[]> directModex(Proc proc, List<Info> info) {
+    return modex.directModex(proc, info);
+  }
+
+  /** The nodes hosting a fence's participants. */
+  private SortedSet<Integer> nodesOf(List<Proc> procs) {
+    SortedSet<Integer> at = new TreeSet<>();
+    for (Proc p : procs) {
+      if (!p.nspace().equals(layout.nspace())) {
+        throw new PmixException(
+            Status.ERR_NOT_SUPPORTED,
+            "a fence across nodes of a nested pmixrun spans only its job " + layout.nspace()
+                + ", not " + p.nspace());
+      }
+      if (p.rank() == Proc.RANK_WILDCARD) {
+        for (int n = 0; n < nodes.size(); n++) {
+          if (!layout.ranksOn(n).isEmpty()) {
+            at.add(n);
+          }
+        }
+      } else if (layout.nodeOf(p.rank()) >= 0) {
+        at.add(layout.nodeOf(p.rank()));
+      } else {
+        throw new PmixException(Status.ERR_BAD_PARAM, "no process " + p + " in the job");
+      }
+    }
+    return at;
+  }
+
+  private static String digest(String s) {
+    try {
+      byte[] h = MessageDigest.getInstance("SHA-256").digest(s.getBytes(UTF_8));
+      return HexFormat.of().formatHex(h, 0, 12);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every JDK", e);
+    }
+  }
+
+  /**
+   * Leaves the outer job once this node's processes have ended with launcher status {@code
+   * status}: a barrier of every node and {@code PMIx.finalize} when 0, else {@code PMIx.abort}
+   * with that status, which ends every node. Closes the direct-modex link (after the server was
+   * closed). Never throws: what fails is printed by the caller's report.
+   *
+   * @param closeServer closes this node's server; run between the barrier and the link's close
+   */
+  void leave(int status, String why, Runnable closeServer) {
+    try {
+      if (status == 0) {
+        barrier();
+      } else {
+        PMIx.abort(
+            Status.of(status),
+            "pmixrun node " + self + " (" + nodeName() + "): " + why,
+            Proc.wildcard(outer.nspace()));
+      }
+    } catch (PmixException e) {
+      // The outer runtime is gone or refused: we end anyway.
+    } finally {
+      closeServer.run();
+      modex.close();
+      try {
+        PMIx.finalize();
+      } catch (PmixException e) {
+        // Already gone.
+      }
+    }
+  }
+
+  /** Closes the direct-modex link and leaves the outer job, for a node that failed to start. */
+  void abandon() {
+    modex.close();
+    try {
+      PMIx.finalize();
+    } catch (PmixException e) {
+      // Already gone.
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Nested{node " + self + " of " + nodes.size() + ", " + nodeName() + ", "
+        + requireNonNull(layout).ranksOn(self) + "}";
+  }
+}
