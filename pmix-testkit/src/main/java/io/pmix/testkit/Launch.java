@@ -255,13 +255,15 @@ final class Launch {
    * @param jobInfo the job data registered in place of {@link JobInfo#singleNode}
    * @param neighbours the processes other nodes of the job run on this same machine (counted
    *     when deciding whether the machine is oversubscribed)
+   * @param env variables added to every process's environment before the launch environment's
    */
-  record Placement(int firstRank, List<Info> jobInfo, int neighbours) {
+  record Placement(int firstRank, List<Info> jobInfo, int neighbours, Map<String, String> env) {
     Placement {
       if (firstRank < 0 || neighbours < 0) {
         throw new IllegalArgumentException("negative first rank or neighbours");
       }
       jobInfo = List.copyOf(jobInfo);
+      env = Map.copyOf(env);
     }
   }
 
@@ -505,6 +507,7 @@ final class Launch {
     if (spec.placement() != null) {
       // Nested: what the outer launcher told pmixrun about itself is not the child's identity.
       env.keySet().removeIf(Nested::outerVariable);
+      env.putAll(spec.placement().env());
     }
     env.putAll(server.setupFork(Proc.of(spec.nspace(), base + r)));
     if (spec.slurmEnv()) {

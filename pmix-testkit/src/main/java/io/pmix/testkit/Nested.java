@@ -284,6 +284,24 @@ final class Nested implements SingleNodeHost.OtherNodes {
     return false;
   }
 
+  /**
+   * What every process of this node gets in its environment beyond a single-node job's. When
+   * other nodes of the job run on this same machine: Open MPI's shared-memory transport makes its
+   * segments in /dev/shm under names of the host, the job and the local rank, which processes of
+   * two nodes of one machine share (each has a local rank 0): they would attach each other's
+   * segments and crash (a segmentation fault in vader's polling, seen with Open MPI 4.1.4). Its
+   * backing directory ({@code btl_vader_backing_directory}; Open MPI 5's {@code sm}) is then
+   * the node's own directory {@code nodeDir}, as on machines of their own.
+   */
+  Map<String, String> childEnvironment(Path nodeDir) {
+    if (neighbours() == 0) {
+      return Map.of();
+    }
+    return Map.of(
+        "OMPI_MCA_btl_vader_backing_directory", nodeDir.toString(),
+        "OMPI_MCA_btl_sm_backing_directory", nodeDir.toString());
+  }
+
   /** How many processes the other nodes on this node's machine run. */
   int neighbours() {
     int n = 0;

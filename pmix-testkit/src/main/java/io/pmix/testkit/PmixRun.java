@@ -323,7 +323,8 @@ public final class PmixRun {
                       nested.firstRank(),
                       nested.jobInfo(
                           options.tmpdir(), options.serverNspace(), options.serverRank()),
-                      nested.neighbours()));
+                      nested.neighbours(),
+                      nested.childEnvironment(options.tmpdir())));
       Launch launch;
       try {
         launch = Launch.start(server, host, spec, reporter);
