@@ -33,6 +33,7 @@ import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code pmixrun} nested under another PMIx runtime: started as a process of an outer job (by
@@ -48,8 +49,8 @@ import java.util.stream.Collectors;
  *       node in outer-rank order (node 0's first). Node names are the outer runtime's host names,
  *       made distinct when several nodes share a host ({@code host-<outer rank>}), so each outer
  *       rank is a node of its own even on one machine.
- *   <li><b>The inner job</b>: namespace {@code jrun-<outer namespace>@1} (its {@code @} as
- *       {@code -}; never {@code pmix...}), the same on every node, registered on every node with
+ *   <li><b>The inner job</b>: namespace {@code jrun-<outer namespace>@1} ({@link #prefixOf};
+ *       never {@code pmix...}), the same on every node, registered on every node with
  *       the whole job's data ({@link ClusterJob#jobInfo}: sizes, node and process maps, every
  *       rank's node, host and local rank), from which each node's server derives its own local
  *       peers; the servers' namespace {@code jrun-<outer namespace>@0}, rank the node index.
@@ -139,7 +140,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
       boolean oneMachine = hosts.stream().allMatch(myHost::equals);
       InetAddress bind = oneMachine ? InetAddress.getLoopbackAddress() : wildcard();
       ClusterJob[] layout = new ClusterJob[1];
-      String prefix = "jrun-" + ns.replace('@', '-');
+      String prefix = prefixOf(ns);
       String nspace = prefix + "@1";
       modex =
           RemoteModex.start(
@@ -186,6 +187,15 @@ final class Nested implements SingleNodeHost.OtherNodes {
       }
       throw e;
     }
+  }
+
+  /**
+   * {@code jrun-<outer namespace>}, every character but letters, digits, {@code _} and {@code -}
+   * made {@code -}: the servers' namespace may hold no {@code .} or {@code ;} (Slurm's are
+   * {@code slurm.pmix.<job>.<step>}) and {@code @} separates the job number.
+   */
+  static String prefixOf(String outerNspace) {
+    return "jrun-" + outerNspace.replaceAll("[^A-Za-z0-9_-]", "-");
   }
 
   /** What the outer runtime calls the host of {@code proc}, else {@code fallback}. */
@@ -458,6 +468,34 @@ final class Nested implements SingleNodeHost.OtherNodes {
   @Override
   public CompletionStage<byte[]> directModex(Proc proc, List<Info> info) {
     return modex.directModex(proc, info);
+  }
+
+  /**
+   * An abort of processes of other nodes too ends the outer job at once, with the abort's status
+   * and message: the outer runtime ends every pmixrun, each of which ends its processes. The
+   * other nodes' processes are not spared until their own launcher notices (their fences would
+   * fail first, each node ending with its own status instead of the abort's).
+   */
+  @Override
+  public void abort(Proc caller, Status status, @Nullable String message, List<Proc> procs) {
+    boolean elsewhere = procs.isEmpty();
+    for (Proc p : procs) {
+      if (!p.nspace().equals(layout.nspace())) {
+        continue;
+      }
+      int n = p.rank() == Proc.RANK_WILDCARD ? -1 : layout.nodeOf(p.rank());
+      elsewhere |= n != self;
+    }
+    if (!elsewhere) {
+      return;
+    }
+    CompletableFuture<Void> unused =
+        PMIx.abortAsync(
+                status,
+                "rank " + caller.rank() + " of " + caller.nspace() + " (pmixrun node " + self
+                    + "): " + (message == null ? "PMIx_Abort" : message),
+                Proc.wildcard(outer.nspace()))
+            .exceptionally(e -> null); // the outer runtime is ending us anyway
   }
 
   /** The nodes hosting a fence's participants. */

@@ -359,6 +359,11 @@ public final class PmixRun {
       finalStatus = result.status();
       finalWhy = "job " + result.nspace() + " ended with status " + finalStatus;
       return result.status();
+    } catch (RuntimeException | Error e) {
+      // Said before a nested node's abort below ends this process with the others.
+      err.println("pmixrun: " + e);
+      finalWhy = e.toString();
+      throw e;
     } finally {
       Launch l = current.get();
       if (l != null && l.anyAlive()) {

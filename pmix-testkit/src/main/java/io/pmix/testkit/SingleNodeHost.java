@@ -144,6 +144,13 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
     /** The remote data of {@code proc}, which runs on another node ({@link HostModule#directModex}). */
     CompletionStage<byte[]> directModex(Proc proc, List<Info> info);
+
+    /**
+     * A process of this node called PMIx_Abort for {@code procs} (empty: its whole job): the
+     * other nodes' processes among them are to be ended too. Called after this node's own
+     * processes were told to end.
+     */
+    void abort(Proc caller, Status status, @Nullable String message, List<Proc> procs);
   }
 
   private volatile @Nullable OtherNodes otherNodes;
@@ -288,9 +295,16 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     CompletableFuture<Void> answer = CompletableFuture.completedFuture(null);
+    OtherNodes others = otherNodes;
     // The caller gets its answer first; the launcher then kills (on another thread).
     CompletableFuture<Void> unused =
-        CompletableFuture.runAsync(() -> j.listener().aborted(proc, status, message, procs))
+        CompletableFuture.runAsync(
+                () -> {
+                  j.listener().aborted(proc, status, message, procs);
+                  if (others != null) {
+                    others.abort(proc, status, message, procs);
+                  }
+                })
         .exceptionally(
             e -> {
               LOG.log(Level.ERROR, "abort handling failed", e);

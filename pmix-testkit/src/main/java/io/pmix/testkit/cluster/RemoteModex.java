@@ -40,6 +40,7 @@ public final class RemoteModex implements AutoCloseable {
   private final ClusterHost host;
   private final Interconnect link;
   private final Map<Integer, InetSocketAddress> peers = new ConcurrentHashMap<>();
+  private volatile boolean attached;
 
   private RemoteModex(ClusterHost host, Interconnect link) {
     this.host = host;
@@ -86,6 +87,7 @@ public final class RemoteModex implements AutoCloseable {
    */
   public void attach(PMIxServer server) {
     host.attach(link, server);
+    attached = true;
   }
 
   /**
@@ -100,7 +102,9 @@ public final class RemoteModex implements AutoCloseable {
   /** Fails what still waits for another node, then closes the endpoint. After the server. */
   @Override
   public void close() {
-    host.failPending(new PmixException(Status.ERR_UNREACH, "this node's endpoint closed"));
+    if (attached) {
+      host.failPending(new PmixException(Status.ERR_UNREACH, "this node's endpoint closed"));
+    }
     link.close();
   }
 }

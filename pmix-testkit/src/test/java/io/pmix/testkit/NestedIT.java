@@ -1,0 +1,225 @@
+package io.pmix.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.errorprone.annotations.CanIgnoreReturnValue;
+import io.pmix.common.testing.CPrograms;
+import io.pmix.testkit.demo.JavaDemoClient;
+import io.pmix.testkit.slurm.SingleNodeSlurm;
+import io.pmix.testkit.slurm.SlurmExtension;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * {@code pmixrun} nested under a real outer PMIx runtime, three pmixruns of two processes each
+ * (each outer rank a node of its own, though all run on this machine): under Open MPI 4.1's
+ * {@code mpirun} (libpmix 4.2.2, default settings) and under Slurm 22.05's {@code srun
+ * --mpi=pmix}. The processes are unmodified libpmix 4.2.2 clients ({@code pmix_client_check}),
+ * our Java client, and an Open MPI 4.1 program: every rank reads every other rank's keys of each
+ * scope after a collecting fence (the data crossed the nodes in the outer fence) and after a
+ * fence without data (each remote rank's data then comes by direct modex between the nodes),
+ * and an abort on one node ends every node.
+ */
+@ExtendWith(PmixTestExtension.class)
+class NestedIT {
+  private static final Path MPIRUN = Path.of("/usr/bin/mpirun");
+  private static final Duration LIMIT = Duration.ofSeconds(150);
+  private static final Pattern HNAME = Pattern.compile("pmix\\.hname@self=STRING:(\\S+)");
+  private static final Pattern LPEERS = Pattern.compile("pmix\\.lpeers@wild=STRING:(\\S+)");
+
+  private static final String[] COLLECT = {
+    "--init", "--get-job-keys", "--put", "--commit", "--fence-collect", "--get-peers", "--fence",
+    "--finalize"
+  };
+  private static final String[] DIRECT = {
+    "--strict-scope", "--init", "--put", "--commit", "--fence", "--get-peers", "--fence",
+    "--finalize"
+  };
+
+  private static List<String> mpirun(int nodes) {
+    if (!Files.isExecutable(MPIRUN)) {
+      throw CPrograms.unavailable("Open MPI's mpirun is not installed (Debian: openmpi-bin)");
+    }
+    return List.of(
+        MPIRUN.toString(), "--allow-run-as-root", "--oversubscribe", "-n", Integer.toString(nodes));
+  }
+
+  private static List<String> srun(int nodes) {
+    return List.of(
+        "srun", "--mpi=pmix", "--kill-on-bad-exit=1", "-O", "-n", Integer.toString(nodes));
+  }
+
+  private static String[] pmixrun(int perNode, List<String> command) {
+    List<String> args = new ArrayList<>(List.of("--tag-output", "-n", Integer.toString(perNode)));
+    args.add("--");
+    args.addAll(command);
+    return args.toArray(new String[0]);
+  }
+
+  private static List<String> clientCheck(String... steps) {
+    List<String> l = new ArrayList<>(List.of(CCompiler.clientCheck().toString()));
+    l.addAll(List.of(steps));
+    return l;
+  }
+
+  @Test
+  void cClientsUnderMpirunExchangeEveryRanksDataAcrossNodes() {
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, clientCheck(COLLECT)));
+    Map<Integer, List<String>> out = assertAllOk(p, 6, COLLECT.length);
+    assertLayout(out, 3, 2);
+  }
+
+  @Test
+  void cClientsUnderMpirunGetRemoteRanksByDirectModex() {
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, clientCheck(DIRECT)));
+    Map<Integer, List<String>> out = assertAllOk(p, 6, DIRECT.length - 1);
+    for (List<String> lines : out.values()) {
+      String peers = step(lines, "get-peers");
+      assertTrue(peers.contains("peers=6 local=2 remote=4"), peers);
+    }
+  }
+
+  @Test
+  void javaAndCRanksUnderMpirunShareOneJob() throws Exception {
+    // Even ranks Java, odd ranks C: one command choosing by the rank the server gave it.
+    Path script = Files.createTempFile(Path.of(System.getProperty("java.io.tmpdir")), "mixed", ".sh");
+    try {
+      List<String> java = new ArrayList<>(javaCommand());
+      java.add("--strict-scope");
+      List<String> c =
+          clientCheck(
+              "--strict-scope", "--init", "--put", "--commit", "--fence-collect", "--get-peers",
+              "--fence", "--finalize");
+      Files.writeString(
+          script,
+          "#!/bin/sh\nif [ $((PMIX_RANK % 2)) -eq 0 ]; then exec " + String.join(" ", java)
+              + "; else exec " + String.join(" ", c) + "; fi\n");
+      assertTrue(script.toFile().setExecutable(true));
+      PmixRunProcess p =
+          PmixRunProcess.run(LIMIT, mpirun(2), Map.of(), pmixrun(2, List.of(script.toString())));
+      Map<Integer, List<String>> out = assertAllOk(p, 4, 7);
+      for (int r = 0; r < 4; r += 2) {
+        assertTrue(out.get(r).get(0).startsWith("STEP init OK lang=java "), p.describe());
+      }
+    } finally {
+      Files.deleteIfExists(script);
+    }
+  }
+
+  @Test
+  void anOpenMpiProgramRunsAcrossTheNestedNodes() throws Exception {
+    Path exe =
+        PmixRunIT.mpicc(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/mpi_check.c"));
+    List<String> wrapper = mpirun(3);
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, wrapper, Map.of(), pmixrun(2, List.of(exe.toString())));
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(6, out.size(), p.describe());
+    for (int r = 0; r < 6; r++) {
+      List<String> lines = out.get(r);
+      assertEquals(
+          List.of(
+              "rank " + r + " of 6", "rank " + r + " barrier ok", "rank " + r + " allreduce ok sum 21",
+              "rank " + r + " ring ok got " + ((r + 5) % 6), "rank " + r + " done"),
+          lines,
+          p.describe());
+    }
+  }
+
+  @Test
+  void anAbortOnOneNodeEndsEveryNode() {
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            LIMIT,
+            mpirun(3),
+            Map.of(),
+            pmixrun(2, clientCheck("--init", "--abort", "--abort-rank", "3", "--abort-status", "7")));
+    // mpirun ends the job with the status the aborting node passed on: the inner abort's.
+    assertEquals(7, p.exit(), p.describe());
+    assertTrue(p.stderr().contains("rank 3 called PMIx_Abort with status 7"), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertTrue(step(out.get(3), "abort").contains("role=aborter"), p.describe());
+  }
+
+  @Test
+  @ExtendWith(SlurmExtension.class)
+  void cClientsUnderSrunCollectAndDirectModexAcrossNodes(SingleNodeSlurm slurm) {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, clientCheck(COLLECT)));
+    assertLayout(assertAllOk(p, 6, COLLECT.length), 3, 2);
+    p = PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, clientCheck(DIRECT)));
+    assertAllOk(p, 6, DIRECT.length - 1);
+  }
+
+  /** Every rank printed {@code steps} STEP lines, all OK, the last its finalize. */
+  @CanIgnoreReturnValue
+  private static Map<Integer, List<String>> assertAllOk(PmixRunProcess p, int ranks, int steps) {
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(ranks, out.size(), p.describe());
+    for (Map.Entry<Integer, List<String>> e : out.entrySet()) {
+      List<String> s = e.getValue().stream().filter(l -> l.startsWith("STEP ")).toList();
+      assertEquals(steps, s.size(), () -> "rank " + e.getKey() + "\n" + p.describe());
+      assertTrue(s.stream().allMatch(l -> l.contains(" OK ")), p.describe());
+      assertTrue(s.get(s.size() - 1).startsWith("STEP finalize OK"), p.describe());
+    }
+    return out;
+  }
+
+  /**
+   * {@code nodes} nodes of {@code perNode} consecutive ranks: a distinct host name per node, the
+   * node's ranks as its local peers, and the job's node count.
+   */
+  private static void assertLayout(Map<Integer, List<String>> out, int nodes, int perNode) {
+    Set<String> hosts = new TreeSet<>();
+    for (int r = 0; r < nodes * perNode; r++) {
+      String keys = step(out.get(r), "get-job-keys");
+      int node = r / perNode;
+      StringBuilder peers = new StringBuilder();
+      for (int i = 0; i < perNode; i++) {
+        peers.append(i == 0 ? "" : ",").append(node * perNode + i);
+      }
+      assertEquals(peers.toString(), group(LPEERS, keys), keys);
+      assertTrue(keys.contains("pmix.num.nodes@wild=UINT32:" + nodes + " "), keys);
+      assertTrue(keys.contains("pmix.nodeid@self=UINT32:" + node + " "), keys);
+      hosts.add(node + "=" + group(HNAME, keys));
+    }
+    assertEquals(nodes, hosts.stream().map(h -> h.substring(h.indexOf('=') + 1)).distinct().count(),
+        hosts.toString());
+  }
+
+  private static String group(Pattern p, String s) {
+    Matcher m = p.matcher(s);
+    assertTrue(m.find(), s);
+    return m.group(1);
+  }
+
+  private static String step(List<String> lines, String name) {
+    return lines.stream()
+        .filter(l -> l.startsWith("STEP " + name + " "))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + name + " step in " + lines));
+  }
+
+  private static List<String> javaCommand() {
+    return List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-cp",
+        System.getProperty("java.class.path"),
+        JavaDemoClient.class.getName(),
+        "--no-publish");
+  }
+}
