@@ -198,7 +198,9 @@ public final class PmixRun {
       DataService data =
           o.dataserver() != null
               ? DataServerClient.builder(o.dataserver()).name(prefix).build()
-              : LocalDataService.create(DataStoreOptions.fromEnvironment(System.getenv()));
+              : nested != null
+                  ? new OuterDataService() // what one node publishes, the others must find
+                  : LocalDataService.create(DataStoreOptions.fromEnvironment(System.getenv()));
       host = new SingleNodeHost(options.hostname(), data);
       try {
         if (nested != null) {

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * our Java client, and an Open MPI 4.1 program: every rank reads every other rank's keys of each
  * scope after a collecting fence (the data crossed the nodes in the outer fence) and after a
  * fence without data (each remote rank's data then comes by direct modex between the nodes),
- * and an abort on one node ends every node.
+ * what one node publishes the others look up, and an abort on one node ends every node.
  */
 @ExtendWith(PmixTestExtension.class)
 class NestedIT {
@@ -87,6 +87,23 @@ class NestedIT {
     for (List<String> lines : out.values()) {
       String peers = step(lines, "get-peers");
       assertTrue(peers.contains("peers=6 local=2 remote=4"), peers);
+    }
+  }
+
+  /**
+   * Rank 0 (node 0) publishes, the ranks of every node look it up waiting, rank 0 unpublishes:
+   * through the outer runtime's data service, each lookup naming the inner publisher.
+   */
+  @Test
+  void publishAndLookupUnderMpirunReachEveryNode() {
+    String[] steps = {"--init", "--publish", "--publish-delay", "500", "--lookup", "--unpublish",
+        "--finalize"};
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, clientCheck(steps)));
+    Map<Integer, List<String>> out = assertAllOk(p, 6, 5);
+    for (int r = 1; r < 6; r++) {
+      String lookup = step(out.get(r), "lookup");
+      assertTrue(lookup.contains("wait=1 ") && lookup.contains(" publisher=" + p.taggedJobId() + ":0"),
+          lookup);
     }
   }
 
