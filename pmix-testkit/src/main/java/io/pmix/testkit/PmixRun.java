@@ -168,6 +168,12 @@ public final class PmixRun {
     try {
       ServerOptions.Builder ob =
           ServerOptions.builder().tmpdir(tmpdir).systemTmpdir(tmpdir).toolSupport(o.toolSupport());
+      if (o.handshakeTimeout() != null) {
+        ob.handshakeTimeout(o.handshakeTimeout());
+      }
+      if (o.maxPendingHandshakes() > 0) {
+        ob.maxPendingHandshakes(o.maxPendingHandshakes());
+      }
       // PRRTE's form (prterun-<host>-<pid>@<job>, the DVM @0): unique on the node, and not
       // "pmix...", which libpmix reserves for its keys while clients build keys from it.
       String prefix = namespacePrefix(ob.build().hostname(), pid);
