@@ -156,8 +156,9 @@ record PmixRunOptions(
                                 S seconds (1 to 3600) after its accept (default 10)
         --max-pending-handshakes N
                                 at most N connections (1 to 1000000) awaiting their
-                                connect decision at once; one more is closed at once
-                                (default 4096, the listen backlog)
+                                connect decision at once; one more replaces the oldest
+                                that has not sent its request (default 4096, the listen
+                                backlog)
         --oversubscribe, --allow-run-as-root
                                 accepted, for command lines written for mpirun: pmixrun
                                 never refuses more processes than processors, nor root
