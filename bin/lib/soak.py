@@ -264,7 +264,9 @@ class Driver:
         cmd = [a.java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                f"-Djava.io.tmpdir={self.tmp}", *a.server_java_opts.split(), "-cp", a.cp,
                "io.pmix.testkit.PmixRun",
-               "--tool-support", "--report-state", self.state, "-n", str(a.ranks), "--", wrap]
+               "--tool-support", "--report-state", self.state,
+               *getattr(a, "pmixrun_args", []),  # bin/fuzz-server's handshake bounds
+               "-n", str(a.ranks), "--", wrap]
         self.log = open(os.path.join(a.out, "pmixrun.txt"), "w")
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, env=env)

@@ -158,7 +158,8 @@ public final class ServerOptions {
 
   /**
    * How many connections may be open without having completed the handshake (from the accept
-   * until the connect request is decided); one more is closed at once.
+   * until the connect request is decided); one more replaces the oldest that has not sent its
+   * request, or is closed at once if there is none.
    */
   public int maxPendingHandshakes() {
     return maxPendingHandshakes;
@@ -366,9 +367,12 @@ public final class ServerOptions {
     /**
      * How many connections may await their handshake at once (positive): counted from the accept
      * until the connect request is decided, each closed at the latest after the {@linkplain
-     * #handshakeTimeout handshake timeout}. One more is closed at once, so idle sockets cannot
-     * exhaust the server's descriptors. The default, 4,096 (the listen backlog), is more than a
-     * node's ranks starting together.
+     * #handshakeTimeout handshake timeout}, so idle sockets cannot exhaust the server's
+     * descriptors. One more closes the oldest counted connection that has not sent its whole
+     * connect request and takes its place (so a full cap of idle sockets does not lock real
+     * connectors out); when every counted one has sent its request, the newcomer is closed at
+     * once. The default, 4,096 (the listen backlog), is more than a node's ranks starting
+     * together.
      */
     @CanIgnoreReturnValue
     public Builder maxPendingHandshakes(int connections) {

@@ -22,11 +22,16 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The server's global bounds over real sockets (issue #19): connections that have not completed
@@ -122,8 +127,13 @@ class ConnectionBoundsTest {
     s.getOutputStream().flush();
   }
 
+  /**
+   * At the cap a newcomer takes the place of the oldest connection that has sent nothing: a full
+   * cap of idle sockets does not lock a real connector out (issue #18: it did, a C client's
+   * PMIx_Init failed at once), and the count never exceeds the cap.
+   */
   @Test
-  void connectionsBeyondTheCapOfPendingHandshakesAreClosedAtOnce() throws Exception {
+  void atTheCapTheOldestSilentConnectionMakesRoomForANewcomer() throws Exception {
     server =
         PMIxServer.init(
             new HostModule() {},
@@ -134,25 +144,65 @@ class ConnectionBoundsTest {
       idle.add(open());
     }
     // Accepted in order on one thread: the three idle ones are counted before the next.
-    Socket beyond = open();
-    assertEquals(true, closedByServer(beyond));
-    // A legitimate client beyond the cap is refused too, while the idle ones stay.
-    assertEquals(-1L, handshake(open(), "cap", 0));
-    assertStaysOpen(idle.get(0));
-    // One idle connection goes: the next one is served.
-    idle.get(0).close();
-    long reply =
-        Await.until(
-            () -> {
-              try {
-                return handshake(open(), "cap", 0);
-              } catch (IOException e) {
-                throw new UncheckedIOException(e);
+    assertEquals(0L, handshake(open(), "cap", 0) >>> 32, "status (-1: the client was closed)");
+    assertEquals(true, closedByServer(idle.get(0)));
+    assertStaysOpen(idle.get(1));
+    // The client is a peer now, no longer counted: one more fills the cap, the next one pushes
+    // out the oldest idle again.
+    Socket third = open();
+    Socket fourth = open();
+    assertEquals(true, closedByServer(idle.get(1)));
+    assertStaysOpen(idle.get(2));
+    assertStaysOpen(third);
+    assertStaysOpen(fourth);
+  }
+
+  /**
+   * A connection that has sent its whole request awaits its decision (here the host's identity
+   * for a tool, never given): it is not pushed out, and when the whole cap awaits decisions a
+   * newcomer is closed at once.
+   */
+  @Test
+  void whenEveryCountedConnectionAwaitsItsDecisionTheNewcomerIsClosed(@TempDir Path tmp)
+      throws Exception {
+    AtomicInteger asked = new AtomicInteger();
+    server =
+        PMIxServer.init(
+            new HostModule() {
+              @Override
+              public CompletionStage<Proc> toolConnected(List<Info> info) {
+                asked.incrementAndGet();
+                return new CompletableFuture<>(); // the identity never comes
               }
             },
-            r -> r != -1L,
-            Duration.ofSeconds(20));
-    assertEquals(0L, reply >>> 32, "status");
+            ServerOptions.builder()
+                .maxPendingHandshakes(2)
+                .trustClaimedCredentials(true)
+                .toolSupport(true)
+                .tmpdir(tmp.resolve("s"))
+                .systemTmpdir(tmp)
+                .build());
+    List<Socket> tools = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      Socket t = open();
+      ConnectRequest req =
+          ConnectRequest.builder()
+              .security("native", new NativeCredential(Launched.myUid(), Launched.myGid()).toBytes())
+              .kind(ConnectorKind.TOOL_NEEDS_ID)
+              .ids(Launched.myUid(), Launched.myGid())
+              .version("4.2.2")
+              .build();
+      ByteBuf b = ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req);
+      t.getOutputStream().write(ByteBufUtil.getBytes(b));
+      b.release();
+      tools.add(t);
+    }
+    // Both requests are in and held for the host: a newcomer finds no silent one to replace.
+    Await.until(asked::get, n -> n == 2, Duration.ofSeconds(20));
+    Socket beyond = open();
+    assertEquals(true, closedByServer(beyond));
+    assertStaysOpen(tools.get(0));
+    assertStaysOpen(tools.get(1));
   }
 
   /**

@@ -172,6 +172,12 @@ public final class PmixRun {
     try {
       ServerOptions.Builder ob =
           ServerOptions.builder().tmpdir(tmpdir).systemTmpdir(tmpdir).toolSupport(o.toolSupport());
+      if (o.handshakeTimeout() != null) {
+        ob.handshakeTimeout(o.handshakeTimeout());
+      }
+      if (o.maxPendingHandshakes() > 0) {
+        ob.maxPendingHandshakes(o.maxPendingHandshakes());
+      }
       String prefix;
       if (nested()) {
         if (o.apps().size() != 1) {

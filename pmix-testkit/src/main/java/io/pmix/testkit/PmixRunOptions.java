@@ -24,6 +24,9 @@ import org.jspecify.annotations.Nullable;
  *     looking at the command
  * @param toolSupport whether tool connections were asked for
  * @param dataserver the remote data server's HOST:PORT, or null
+ * @param handshakeTimeout the server's handshake timeout, or null for its default
+ * @param maxPendingHandshakes the server's cap on connections awaiting their handshake, or 0
+ *     for its default
  * @param outputFiles where each rank's output is written to files, or null
  * @param help whether help was asked for (nothing else is then required)
  * @param version whether the version was asked for (nothing else is then required)
@@ -37,6 +40,8 @@ record PmixRunOptions(
     @Nullable Boolean slurmEnv,
     boolean toolSupport,
     @Nullable String dataserver,
+    @Nullable Duration handshakeTimeout,
+    int maxPendingHandshakes,
     @Nullable OutputFiles outputFiles,
     boolean help,
     boolean version,
@@ -147,6 +152,13 @@ record PmixRunOptions(
                                 pmixrun's pid or by its namespace jrun-<host>-<pid>@0
         --dataserver HOST:PORT  publish/lookup through a shared pmix-dataserver
                                 (bin/pmix-dataserver) instead of the embedded store
+        --handshake-timeout S   close a connection that has not sent its connect request
+                                S seconds (1 to 3600) after its accept (default 10)
+        --max-pending-handshakes N
+                                at most N connections (1 to 1000000) awaiting their
+                                connect decision at once; one more replaces the oldest
+                                that has not sent its request (default 4096, the listen
+                                backlog)
         --oversubscribe, --allow-run-as-root
                                 accepted, for command lines written for mpirun: pmixrun
                                 never refuses more processes than processors, nor root
@@ -213,6 +225,8 @@ record PmixRunOptions(
     Boolean slurm = null;
     boolean tools = false;
     String dataserver = null;
+    Duration handshake = null;
+    int pending = 0;
     OutputFiles files = null;
     boolean help = false;
     boolean version = false;
@@ -249,6 +263,9 @@ record PmixRunOptions(
             }
             int unused = positive(a, dataserver.substring(colon + 1), 65535);
           }
+          case "--handshake-timeout" ->
+              handshake = Duration.ofSeconds(positive(a, value(args, ++i, a), 3600));
+          case "--max-pending-handshakes" -> pending = positive(a, value(args, ++i, a), 1_000_000);
           case "--output-filename" -> files = outputFiles(value(args, ++i, a));
           // mpirun refuses more processes than slots, or to run as root, unless told: pmixrun
           // refuses neither, so a command line written for mpirun keeps working.
@@ -305,7 +322,8 @@ record PmixRunOptions(
       throw new UsageException("more than 65535 processes over all apps: " + total);
     }
     return new PmixRunOptions(
-        List.copyOf(apps), timeout, report, tag, slurm, tools, dataserver, files, help, version,
+        List.copyOf(apps), timeout, report, tag, slurm, tools, dataserver, handshake, pending,
+        files, help, version,
         List.copyOf(warnings));
   }
 

@@ -17,13 +17,16 @@ class PmixRunOptionsTest {
   void everyOption() throws Exception {
     PmixRunOptions o =
         PmixRunOptions.parse("-n", "4", "--timeout", "30", "--report-state", "s.json",
-            "--tag-output", "--slurm-env", "--tool-support", "--", "prog", "--flag", "x");
+            "--tag-output", "--slurm-env", "--tool-support", "--handshake-timeout", "3",
+            "--max-pending-handshakes", "256", "--", "prog", "--flag", "x");
     assertEquals(4, o.nprocs());
     assertEquals(Duration.ofSeconds(30), o.timeout());
     assertEquals(Path.of("s.json"), o.reportState());
     assertTrue(o.tagOutput());
     assertTrue(o.slurmEnv());
     assertTrue(o.toolSupport());
+    assertEquals(Duration.ofSeconds(3), o.handshakeTimeout());
+    assertEquals(256, o.maxPendingHandshakes());
     assertEquals(List.of("prog", "--flag", "x"), o.command());
   }
 
@@ -35,6 +38,8 @@ class PmixRunOptionsTest {
     assertNull(o.reportState());
     assertFalse(o.tagOutput());
     assertNull(o.slurmEnv());
+    assertNull(o.handshakeTimeout()); // the server's defaults
+    assertEquals(0, o.maxPendingHandshakes());
     assertEquals(List.of("prog", "-n", "7"), o.command());
     assertEquals(3, PmixRunOptions.parse("-n3", "x").nprocs());
     assertFalse(PmixRunOptions.parse("-n", "1", "--no-slurm-env", "x").slurmEnv());
@@ -52,6 +57,8 @@ class PmixRunOptionsTest {
             new String[] {"-n"},
             new String[] {"-n", "2", "--timeout", "0", "prog"},
             new String[] {"-n", "2", "--bogus", "prog"},
+            new String[] {"-n", "2", "--handshake-timeout", "0", "prog"},
+            new String[] {"-n", "2", "--max-pending-handshakes", "0", "prog"},
             new String[] {"-n", "2", "--dataserver", "nohost", "prog"},
             new String[] {"-n", "2", "--dataserver", "h:99999", "prog"},
             new String[] {"-n", "2", "prog", ":"},

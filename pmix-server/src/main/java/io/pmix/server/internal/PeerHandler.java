@@ -19,10 +19,11 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The last inbound handler of an accepted connection: closes it at once beyond the cap of
- * connections awaiting their handshake, enforces the handshake timeout, starts the
- * socket-owner lookup as soon as the connection exists, hands the connect request to the core
- * once both are known, then routes frames and the close to the core. Any decoder failure closes
+ * The last inbound handler of an accepted connection: takes its place among the connections
+ * awaiting their handshake (at the cap, the oldest silent one goes: {@link PendingHandshakes}),
+ * enforces the handshake timeout, starts the socket-owner lookup as soon as the connection
+ * exists, hands the connect request to the core once both are known, then routes frames and the
+ * close to the core. Any decoder failure closes
  * the connection (a malformed or oversized message leaves the stream unframeable). One instance
  * per channel; runs on the progress thread.
  */
@@ -36,8 +37,8 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   private final @Nullable Executor ownerLookupExecutor;
   private final SocketOwner socketOwner;
   private final PendingHandshakes pending;
-  /** Whether this connection counts in {@link #pending} (accepted, not yet a peer or closed). */
-  private boolean counted;
+  /** This connection's place in {@link #pending} (accepted, not yet a peer or closed), or null. */
+  private PendingHandshakes.@Nullable Ticket ticket;
   private @Nullable Object peer;
   private boolean handshakeSeen;
   private @Nullable ScheduledFuture<?> timer;
@@ -77,14 +78,15 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelActive(ChannelHandlerContext ctx) {
-    if (!pending.tryEnter()) {
-      // Beyond the cap of unauthenticated connections: closed at once, before any lookup.
-      LOG.log(Level.INFO, "{0} connections await their handshake; closing {1}",
+    ticket = pending.enter(ctx.channel());
+    if (ticket == null) {
+      // Beyond the cap, every counted connection awaiting its decision: closed at once, before
+      // any lookup.
+      LOG.log(Level.INFO, "{0} connections await their connect decision; closing {1}",
           pending.limit(), ctx.channel());
       ChannelFuture unused = ctx.close();
       return;
     }
-    counted = true;
     timer =
         ctx.executor()
             .schedule(
@@ -111,6 +113,9 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     if (msg instanceof ConnectRequest req) {
       handshakeSeen = true;
+      if (ticket != null) {
+        pending.requestSeen(ticket);
+      }
       cancelTimer();
       if (ownerUid.isDone()) {
         decide(ctx, req, ownerUid.getNow(OptionalInt.empty()));
@@ -225,9 +230,9 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void leavePending() {
-    if (counted) {
-      counted = false;
-      pending.leave();
+    if (ticket != null) {
+      pending.leave(ticket);
+      ticket = null;
     }
   }
 

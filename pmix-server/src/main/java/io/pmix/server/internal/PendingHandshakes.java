@@ -1,16 +1,43 @@
 package io.pmix.server.internal;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import java.lang.System.Logger.Level;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The connections that have not completed the handshake yet (no connect request decided), and
  * their cap: idle sockets that never authenticate cannot exhaust the server's descriptors (issue
  * #19: 21,000 of them did). A connection counts from its accept until it is accepted as a peer or
- * closed. Thread-safe.
+ * closed.
+ *
+ * <p>At the cap a newcomer closes the <em>oldest connection that has not sent its whole connect
+ * request</em> and takes its place; only when every counted connection has sent its request (each
+ * awaits a decision: the socket owner, the host's identity for a tool) is the newcomer closed
+ * instead. Closing the newcomer always (as before, issue #18) let any local process lock every
+ * job on the node out for the handshake timeout by holding the cap full of idle sockets: a C
+ * client was refused at once and its PMIx_Init failed. A real connector sends its request as
+ * soon as it connects, so to push it out a flood must open the whole cap's worth of
+ * connections in that moment. Thread-safe: connections of several event loops enter and leave.
  */
 public final class PendingHandshakes {
+  private static final System.Logger LOG = System.getLogger(PendingHandshakes.class.getName());
+
+  /** One counted connection. */
+  static final class Ticket {
+    private final Channel channel;
+    private volatile boolean requestSeen;
+
+    private Ticket(Channel channel) {
+      this.channel = channel;
+    }
+  }
+
   private final int limit;
-  private final AtomicInteger count = new AtomicInteger();
+  /** The counted connections, oldest first. Guarded by {@code this}. */
+  private final LinkedHashSet<Ticket> waiting = new LinkedHashSet<>();
 
   /**
    * A cap of {@code limit} connections.
@@ -30,25 +57,48 @@ public final class PendingHandshakes {
   }
 
   /** The connections counted now. */
-  public int count() {
-    return count.get();
+  public synchronized int count() {
+    return waiting.size();
   }
 
-  /** Counts a new connection if the cap allows it; false (not counted) otherwise. */
-  boolean tryEnter() {
-    while (true) {
-      int now = count.get();
-      if (now >= limit) {
-        return false;
+  /**
+   * Counts a new connection; at the cap the oldest one still sending its request is closed to
+   * make room. Null (not counted) when every counted connection has sent its request.
+   */
+  @Nullable Ticket enter(Channel channel) {
+    Ticket t = new Ticket(channel);
+    Ticket evicted = null;
+    synchronized (this) {
+      if (waiting.size() >= limit) {
+        for (Iterator<Ticket> it = waiting.iterator(); it.hasNext(); ) {
+          Ticket old = it.next();
+          if (!old.requestSeen) {
+            it.remove();
+            evicted = old;
+            break;
+          }
+        }
+        if (evicted == null) {
+          return null;
+        }
       }
-      if (count.compareAndSet(now, now + 1)) {
-        return true;
-      }
+      waiting.add(t);
     }
+    if (evicted != null) {
+      LOG.log(Level.INFO, "{0} connections await their handshake; closing the oldest that has"
+          + " not sent its request, {1}", limit, evicted.channel);
+      ChannelFuture unused = evicted.channel.close();
+    }
+    return t;
   }
 
-  /** A counted connection completed its handshake or closed. */
-  void leave() {
-    count.decrementAndGet();
+  /** The ticket's connection has sent its whole connect request: it is no longer evicted. */
+  void requestSeen(Ticket t) {
+    t.requestSeen = true;
+  }
+
+  /** A counted connection completed its handshake or closed (again: no effect). */
+  synchronized void leave(Ticket t) {
+    waiting.remove(t);
   }
 }
