@@ -338,10 +338,11 @@ public final class Collectives {
   }
 
   /**
-   * A group construct or destruct whose local members have all arrived or departed. A construct
-   * that a member left before arriving fails with the local collective status when it is purely
-   * local (5.0.11 leaves the others waiting forever: docs/libpmix-facts.md); otherwise the host is
-   * told that status and decides. A construct that asks for no context id ({@code
+   * A group construct or destruct whose local members have all arrived or departed. A purely
+   * local construct that a member will never join (it died before arriving, or was gone before
+   * the construct began) fails with PARTIAL_SUCCESS, the status a fence's survivors get (5.0.11
+   * leaves the others waiting forever: docs/libpmix-facts.md); otherwise the host is told the
+   * local collective status and decides. A destruct goes on without the dead. A construct that asks for no context id ({@code
    * pmix.grp.actxid}) and names local members only, or says {@code pmix.grp.lcl}, completes here;
    * any other goes to the host's {@link HostModule#groupConstruct}, which assigns the context id.
    * A destruct goes to the host only when some member is not local.
@@ -362,8 +363,9 @@ public final class Collectives {
     if (!construct) {
       t.cancelTimer(); // the host owns a destruct's timeout from here, as a disconnect's
     }
-    if (t.isLocal() && !t.localStatus().isSuccess()) {
-      complete(t, t.localStatus());
+    if (construct && t.isLocal() && t.missingMembers()) {
+      // A local member died (or was gone before the construct): no group without it.
+      complete(t, Status.ERR_PARTIAL_SUCCESS);
       return;
     }
     if (forceLocal || (t.isLocal() && (!construct || !wantsContextId))) {

@@ -232,6 +232,14 @@ final class FenceTracker {
     }
   }
 
+  /**
+   * Whether a named local rank will not contribute: it departed before contributing, or was
+   * already gone when the tracker was counted. A fence goes on without it; a group cannot.
+   */
+  boolean missingMembers() {
+    return !departed.isEmpty() || !excluded.isEmpty();
+  }
+
   /** Every counted local rank has contributed or departed, and the count is final. */
   boolean locallyComplete() {
     return countComplete && contributed.size() + departed.size() >= nlocal;
