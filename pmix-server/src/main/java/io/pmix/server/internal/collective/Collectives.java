@@ -37,9 +37,11 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Fences (FENCENB, docs/commands.md §3.4) and connect/disconnect (CONNECTNB, DISCONNECTNB,
- * docs/commands.md §4; {@code pmix_server_connect}/{@code pmix_server_disconnect} at v4.2.2): one
- * arrival path into one {@link FenceTracker} per (type, sorted participants). When every local
+ * Fences (FENCENB, docs/commands.md §3.4), connect/disconnect (CONNECTNB, DISCONNECTNB,
+ * docs/commands.md §4; {@code pmix_server_connect}/{@code pmix_server_disconnect} at v4.2.2) and
+ * group construct/destruct (GROUP_CONSTRUCT, GROUP_DESTRUCT, docs/commands.md §4; {@code
+ * pmix_server_grpconstruct} at v5.0.11): one arrival path into one {@link FenceTracker} per (type,
+ * group id, sorted participants). When every local
  * participant has arrived or departed, a purely local collective completes here; otherwise the
  * host's {@code fenceNb}, {@code connect} or {@code disconnect} gets it, a fence with this node's
  * data ({@link FenceData}). Every local caller gets the outcome.
