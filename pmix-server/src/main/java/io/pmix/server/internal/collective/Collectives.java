@@ -340,14 +340,16 @@ public final class Collectives {
   }
 
   /**
-   * A group construct or destruct whose local members have all arrived or departed. A purely
-   * local construct that a member will never join (it died before arriving, or was gone before
-   * the construct began) fails with PARTIAL_SUCCESS, the status a fence's survivors get (5.0.11
-   * leaves the others waiting forever: docs/libpmix-facts.md); otherwise the host is told the
-   * local collective status and decides. A destruct goes on without the dead. A construct that asks for no context id ({@code
-   * pmix.grp.actxid}) and names local members only, or says {@code pmix.grp.lcl}, completes here;
-   * any other goes to the host's {@link HostModule#groupConstruct}, which assigns the context id.
-   * A destruct goes to the host only when some member is not local.
+   * A group construct or destruct whose local members have all arrived or departed.
+   *
+   * <p>A purely local construct that a member will never join (it died before arriving, or was
+   * gone before the construct began) fails with PARTIAL_SUCCESS, the status a fence's survivors
+   * get (5.0.11 leaves the others waiting for ever: docs/libpmix-facts.md); a non-local one goes
+   * to the host with the local collective status, and the host decides. A construct that asks
+   * for no context id ({@code pmix.grp.actxid}) and names local members only, or says {@code
+   * pmix.grp.lcl} (PRRTE then assigns none either), completes here; any other goes to the host's
+   * {@link HostModule#groupConstruct}, which assigns the context id. A destruct goes on without
+   * the dead, and to the host only when some member is not local.
    */
   private void checkGroup(FenceTracker t) {
     boolean construct = t.type() == Command.GROUP_CONSTRUCT;
