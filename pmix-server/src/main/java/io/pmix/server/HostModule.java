@@ -231,6 +231,42 @@ public interface HostModule {
   }
 
   /**
+   * Every local member of a {@code PMIx_Group_construct} has arrived and the group needs the host
+   * (OpenPMIx's {@code group} upcall with {@code PMIX_GROUP_CONSTRUCT}): a context id was asked
+   * for ({@code pmix.grp.actxid}), which only the host can make unique across its servers, or
+   * some members live elsewhere (or in a namespace this server does not know), whose arrival only
+   * the host can wait for. A group of local members only that asks for no context id is
+   * completed by the server without calling this. A failure (including the default {@code
+   * NOT_SUPPORTED}) is the status every local member gets.
+   *
+   * @param groupId the group's name
+   * @param procs the members, sorted (namespace, then rank)
+   * @param info every local caller's directives, then {@code pmix.sorted.parr} (true) and {@code
+   *     pmix.loc.col.st} (STATUS), as for {@link #connect}
+   * @return the results: {@code pmix.grp.ctxid} (SIZE) when a context id was asked for, and
+   *     optionally {@code pmix.grp.mbrs} (DATA_ARRAY of PROC), the final membership, if it is not
+   *     {@code procs}
+   */
+  default CompletionStage<List<Info>> groupConstruct(
+      String groupId, List<Proc> procs, List<Info> info) {
+    return notSupported();
+  }
+
+  /**
+   * Every local member of a {@code PMIx_Group_destruct} has arrived and some members live
+   * elsewhere: release the group across the host's servers ({@code group} with {@code
+   * PMIX_GROUP_DESTRUCT}). A group of local members only is destructed by the server alone.
+   *
+   * @param groupId the group's name
+   * @param members the members, sorted
+   * @param info the local callers' directives and {@code pmix.loc.col.st}
+   */
+  default CompletionStage<Void> groupDestruct(
+      String groupId, List<Proc> members, List<Info> info) {
+    return notSupported();
+  }
+
+  /**
    * A tool or launcher is connecting (connect flags 3 to 8, OpenPMIx's {@code tool_connected}):
    * decide whether it may, and under which identity. Called only when the server supports tools
    * ({@link ServerOptions#acceptsTools}) and after its credentials were checked; the tool waits

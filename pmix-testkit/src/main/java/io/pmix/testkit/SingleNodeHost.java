@@ -27,6 +27,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,6 +42,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>Connect, disconnect: likewise completed by the server when every participant is local;
  *       one that reaches the host (it names a namespace this node does not run) succeeds, the
  *       local collective being all there is on a single node.
+ *   <li>Groups: a construct that reaches the host (it asks for a context id, {@code
+ *       pmix.grp.actxid}) gets the next id of this launcher's counter, from 1; a group with a
+ *       member of a job this host does not run is refused with {@code PMIX_ERR_UNREACH}.
  *   <li>Spawn: the launcher that owns this host starts the job on this node, through the same
  *       code that starts its own jobs, as a new namespace registered before the answer (its job
  *       data also holds {@code pmix.parent}, the requester, and {@code pmix.spawned}). All the
@@ -159,6 +163,8 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   private final DataService data;
   private final DataServiceHostModule publishing;
   private final Map<String, Job> jobs = new ConcurrentHashMap<>();
+  /** The next group context id: unique among this launcher's groups, as PRRTE's are. */
+  private final AtomicLong nextContextId = new AtomicLong(1);
 
   /** A host for the node {@code hostname} with an embedded store of the default options. */
   public SingleNodeHost(String hostname) {
@@ -374,6 +380,51 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   @Override
   public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
     return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * A group construct the server hands up: every member must be of a job this host runs (the
+   * server has already collected the local members, which are all there are); a context id,
+   * when asked for ({@code pmix.grp.actxid}), is the next of this launcher's counter.
+   */
+  @Override
+  public CompletionStage<List<Info>> groupConstruct(
+      String groupId, List<Proc> procs, List<Info> info) {
+    PmixException foreign = foreignMember(groupId, procs);
+    if (foreign != null) {
+      return CompletableFuture.failedFuture(foreign);
+    }
+    boolean wantsId = false;
+    for (Info i : info) {
+      if (i.key().equals(Keys.GROUP_ASSIGN_CONTEXT_ID.name())) {
+        wantsId |= !(i.value() instanceof Value.Bool b) || b.value();
+      }
+    }
+    if (!wantsId) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    return CompletableFuture.completedFuture(
+        List.of(Info.of(Keys.GROUP_CONTEXT_ID, Value.size(nextContextId.getAndIncrement()))));
+  }
+
+  /** A group destruct the server hands up: as {@link #groupConstruct}, nothing else to do. */
+  @Override
+  public CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info) {
+    PmixException foreign = foreignMember(groupId, members);
+    return foreign == null
+        ? CompletableFuture.completedFuture(null)
+        : CompletableFuture.failedFuture(foreign);
+  }
+
+  /** UNREACH if a member is of a job this host does not run (no other node to reach it on). */
+  private @Nullable PmixException foreignMember(String groupId, List<Proc> procs) {
+    for (Proc p : procs) {
+      if (!jobs.containsKey(p.nspace())) {
+        return new PmixException(
+            Status.ERR_UNREACH, "group " + groupId + ": no job " + p.nspace() + " on this node");
+      }
+    }
+    return null;
   }
 
   @Override

@@ -83,4 +83,75 @@ final class Peers {
     }
     return out;
   }
+
+  /**
+   * {@code VERSION/bin/NAME} made runnable: the copy the tests were written against holds some
+   * programs as small text files naming their target ({@code prterun} containing {@code prte}),
+   * like its libraries; for such a file this gives a real symlink under target/peer-bin to the
+   * program it names (which, like PRRTE's, may act on the name it was run as). An intact program
+   * is returned as is.
+   */
+  static Path mendedProgram(String version, String name) {
+    Path bin = dir().resolve(version).resolve("bin");
+    Path exe = bin.resolve(name);
+    try {
+      if (Files.isExecutable(exe)) {
+        return exe;
+      }
+      if (!isTextLink(exe)) {
+        String why = exe + " is missing";
+        if (PmixTestExtension.interopRequired()) {
+          fail(why);
+        }
+        Assumptions.abort(why);
+      }
+      String target = new String(Files.readAllBytes(exe), StandardCharsets.ISO_8859_1).trim();
+      Path out =
+          Path.of(System.getProperty("basedir", ".")).resolve("target/peer-bin").resolve(version)
+              .toAbsolutePath();
+      Files.createDirectories(out);
+      Path link = out.resolve(name);
+      Files.deleteIfExists(link);
+      Files.createSymbolicLink(link, bin.resolve(target).toAbsolutePath());
+      return link;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot mend " + exe, e);
+    }
+  }
+
+  private static boolean isTextLink(Path f) throws IOException {
+    return Files.isRegularFile(f) && !Files.isSymbolicLink(f) && Files.size(f) <= 255
+        && !Files.isExecutable(f);
+  }
+
+  /** {@code LD_LIBRARY_PATH} for Open MPI 5.0.10's programs: its, PRRTE's and 5.0.11's libraries. */
+  static String ompiLibraryPath() {
+    return libraryPath("ompi-5.0.10") + ":" + libraryPath("prrte-3.0.14") + ":"
+        + libraryPath("v5.0.11");
+  }
+
+  /**
+   * Compiles an MPI program against Open MPI 5.0.10 of the peers, into target/c-programs as
+   * {@code NAME-ompi5}: gcc with its headers and libmpi, as its {@code mpicc --showme} says (the
+   * wrapper itself links against the copy's unmended {@code libmpi.so}, which ld cannot read).
+   */
+  static Path ompiCompile(Path src) throws IOException, InterruptedException {
+    Path ompi = dir().resolve("ompi-5.0.10");
+    String name = src.getFileName().toString().replaceFirst("\\.c$", "") + "-ompi5";
+    Path exe = Path.of(System.getProperty("basedir", ".")).resolve("target/c-programs/" + name)
+        .toAbsolutePath();
+    Files.createDirectories(exe.getParent());
+    Path mpi = libraryPath("ompi-5.0.10");
+    Process p =
+        new ProcessBuilder("gcc", "-O1", "-I" + ompi.resolve("include"), "-o", exe.toString(),
+            src.toAbsolutePath().toString(), "-L" + mpi, "-Wl,-rpath-link," + mpi,
+            "-Wl,-rpath-link," + libraryPath("v5.0.11"), "-lmpi")
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (p.waitFor() != 0) {
+      throw new AssertionError("cannot compile " + src + " against Open MPI 5.0.10:\n" + out);
+    }
+    return exe;
+  }
 }

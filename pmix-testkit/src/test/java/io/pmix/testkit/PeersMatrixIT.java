@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * bin/pmixrun} at -n 2 (issue #16), each checked for its success lines, not only its exit code.
  * A client we cannot make pass yet is an expected failure: the test asserts its current exact
  * failure (with the issue's reason), so a fix flips it and the table must be updated. Only -n 2:
- * the matrix's 48 runs already take about two minutes; -n 4 of simpclient and simpdmodex is in
+ * the matrix's 51 runs already take about two minutes; -n 4 of simpclient and simpdmodex is in
  * {@link PmixRunLikeMpirunIT}.
  */
 class PeersMatrixIT {
@@ -28,7 +28,7 @@ class PeersMatrixIT {
   private static final List<String> VERSIONS = List.of("v5.0.11", "v6.1.0", "master");
   private static final List<String> CLIENTS =
       List.of("simpclient", "simppub", "simpdmodex", "simpdyn", "simpft", "simptimeout",
-          "doubleget", "get_put_example", "quietclient", "refresh", "simpqual", "simpcycle",
+          "doubleget", "doubleget --group", "get_put_example", "quietclient", "refresh", "simpqual", "simpcycle",
           "simpdie", "legacy", "simpjctrl", "simpio");
   private static final String FINALIZED = "PMIx_Finalize successfully completed";
 
@@ -45,16 +45,20 @@ class PeersMatrixIT {
     return tests.stream();
   }
 
-  private static void runAndCheck(String version, String client) {
+  private static void runAndCheck(String version, String clientAndArgs) {
+    String[] words = clientAndArgs.split(" ", -1);
+    String client = words[0];
     Path exe = Peers.program(version, client);
     Path lib = Peers.libraryPath(version);
     // The clients expected to hang get a short --timeout so the matrix stays within budget.
     boolean hangs = client.equals("simpdyn");
-    PmixRunProcess p =
-        PmixRunProcess.run(LIMIT, "-n", Integer.toString(N), "--timeout", hangs ? "8" : "60",
-            "-x", "LD_LIBRARY_PATH=" + lib, "--", exe.toString());
+    List<String> args =
+        new ArrayList<>(List.of("-n", Integer.toString(N), "--timeout", hangs ? "8" : "60", "-x",
+            "LD_LIBRARY_PATH=" + lib, "--", exe.toString()));
+    args.addAll(List.of(words).subList(1, words.length));
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, args.toArray(new String[0]));
     String all = p.stdout() + p.stderr();
-    switch (client) {
+    switch (clientAndArgs) {
       case "simpdie" -> {
         // Rank 0 exits 1 without PMIx_Finalize: the survivor is told (PROC_ABORTED) and
         // finalizes; the job ends with the dead rank's status, as under mpirun.
@@ -148,6 +152,14 @@ class PeersMatrixIT {
         }
       }
       case "doubleget" -> assertPassed(p, all, "obtained data for test-key-", 2 * N);
+      case "doubleget --group" -> {
+        // PMIx_Group_construct("mygroup", both ranks, pmix.grp.actxid, pmix.timeout) between the
+        // two exchanges, PMIx_Group_destruct at the end (#16; it answered NOT_SUPPORTED): each
+        // rank prints the group's id, membership and context id, then gets both values.
+        assertPassed(p, all, "obtained data for test-key-", 2 * N);
+        assertEquals(N, count(all, "KEY: PMIX_GROUP_CONTEXT_ID"), p::describe);
+        assertEquals(N, count(all, "KEY: PMIX_GROUP_MEMBERSHIP"), p::describe);
+      }
       case "get_put_example" -> assertPassed(p, all, "Get complete and successful", N);
       case "quietclient" -> assertPassed(p, all, null, 0);
       default -> assertPassed(p, all, FINALIZED, N); // simpclient, simppub, simpdmodex, simpio

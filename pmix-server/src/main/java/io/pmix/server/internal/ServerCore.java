@@ -22,6 +22,8 @@ import io.pmix.common.internal.message.ConnectNbRequest;
 import io.pmix.common.internal.message.DeregEventsRequest;
 import io.pmix.common.internal.message.DisconnectNbRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
+import io.pmix.common.internal.message.GroupConstructRequest;
+import io.pmix.common.internal.message.GroupDestructRequest;
 import io.pmix.common.internal.message.FinalizeRequest;
 import io.pmix.common.internal.message.GetNbRequest;
 import io.pmix.common.internal.message.JobControlRequest;
@@ -196,6 +198,9 @@ public final class ServerCore {
     route(Command.MONITOR, MonitorRequest.class, monitors::handle);
     route(Command.CONNECTNB, ConnectNbRequest.class, collectives::handleConnect);
     route(Command.DISCONNECTNB, DisconnectNbRequest.class, collectives::handleDisconnect);
+    route(Command.GROUP_CONSTRUCT, GroupConstructRequest.class,
+        collectives::handleGroupConstruct);
+    route(Command.GROUP_DESTRUCT, GroupDestructRequest.class, collectives::handleGroupDestruct);
   }
 
   /** Enters {@code cmd} in the dispatch table, counted (e.g. that a dstore client's get after a
@@ -573,12 +578,15 @@ public final class ServerCore {
         Replies.status(peer, tag, Status.ERR_NOT_SUPPORTED);
         return;
       }
-      // Only LOG's layout depends on the peer's version: its TIME field came with 3.0.
+      // LOG's layout depends on the peer's version: its TIME field came with 3.0.
       boolean logWithTime =
           cmd.get() != Command.LOG
               || LogRequest.carriesTime(HostForwarding.parseVersion(peer.version())[0]);
+      // GROUP_DESTRUCT's carries the members from 5.0 on (docs/commands.md §4.3).
       Request request =
-          io.pmix.common.internal.message.Requests.decodeFields(cmd.get(), r, logWithTime);
+          cmd.get() == Command.GROUP_DESTRUCT
+              ? GroupDestructRequest.decode(r, peer.majorVersion() >= 5)
+              : io.pmix.common.internal.message.Requests.decodeFields(cmd.get(), r, logWithTime);
       route.handle(peer, tag, request);
     } catch (PmixException e) {
       LOG.log(Level.INFO, "malformed request (command {0}) from {1}: {2}", code, peer,

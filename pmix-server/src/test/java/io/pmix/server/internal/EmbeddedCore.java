@@ -90,13 +90,18 @@ final class EmbeddedCore implements AutoCloseable {
    * the channel with the handshake reply still queued (null in the queue: refused).
    */
   EmbeddedChannel connectClient(String nspace, int rank) {
+    return connectClient(nspace, rank, "4.2.2rc2");
+  }
+
+  /** As {@link #connectClient(String, int)}, for a client of {@code version}. */
+  EmbeddedChannel connectClient(String nspace, int rank, String version) {
     EmbeddedChannel ch = channel();
     ConnectRequest req =
         ConnectRequest.builder()
             .security("native", new NativeCredential(uid, gid).toBytes())
             .kind(ConnectorKind.SIMPLE_CLIENT)
             .procId(nspace, rank)
-            .version("4.2.2rc2")
+            .version(version)
             .padPresent(true)
             .build();
     assertFalse(ch.writeInbound(ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req)));

@@ -29,7 +29,9 @@ public sealed interface Request extends Message
         MonitorRequest,
         IofPullRequest,
         IofDeregRequest,
-        IofPushRequest {
+        IofPushRequest,
+        GroupConstructRequest,
+        GroupDestructRequest {
   /** The command this request is. */
   Command command();
 

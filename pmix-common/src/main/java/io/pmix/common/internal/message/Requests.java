@@ -85,6 +85,11 @@ public final class Requests {
         return IofPushRequest.decode(r);
       case IOF_DEREG:
         return IofDeregRequest.decode(r);
+      case GROUP_CONSTRUCT:
+        return GroupConstructRequest.decode(r);
+      case GROUP_DESTRUCT:
+        // The 5.0+ layout; a server reads a 4.2.2 peer's with GroupDestructRequest.decode itself.
+        return GroupDestructRequest.decode(r, true);
       default:
         throw new PmixException(Status.ERR_NOT_SUPPORTED, "no request record for " + cmd);
     }

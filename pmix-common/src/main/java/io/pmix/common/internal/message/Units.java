@@ -40,6 +40,15 @@ final class Units {
     return (int) n;
   }
 
+  /** A group command's STRING group id: NULL or empty is BAD_PARAM. */
+  static String readGroupId(PmixReader r, String command) {
+    String id = r.unpackString();
+    if (id == null || id.isEmpty()) {
+      throw new PmixException(Status.ERR_BAD_PARAM, command + " needs a group id");
+    }
+    return id;
+  }
+
   /** SIZE n, then INFO[n] as one unit when n is not 0. */
   static void writeInfos(PmixWriter w, List<Info> infos) {
     w.packSize(infos.size());

@@ -34,6 +34,7 @@ import com.google.common.io.BaseEncoding;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.pmix.common.DataArray;
 import io.pmix.common.DataRange;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -55,6 +56,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
@@ -62,6 +64,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Every message record against the golden bytes of {@code messages.tsv} (the requests as the
@@ -210,7 +213,46 @@ class MessageCasesTest {
         reply(
             new IofDelivery(RANK1, 4, 3, List.of(Info.of("pmix.iof.cmp", true)), new byte[0]),
             IofDelivery::decode));
+    // GROUP_CONSTRUCT as a 4.2.2 client sent it (docs/commands.md §9.10, the same bytes).
+    c.put(
+        "group-construct",
+        request(new GroupConstructRequest("grpA", List.of(RANK0), List.of(ACTXID))));
+    c.put("group-destruct", request(new GroupDestructRequest("grpA", TWO_RANKS, TIMEOUT)));
+    c.put(
+        "group-destruct.v4",
+        reply(new GroupDestructRequest("grpA", List.of(), TIMEOUT), MessageCasesTest::v4Destruct));
+    // 4.2.2's reply as its server sent it (§9.10: context id 1234), then the later layouts.
+    c.put("reply.group-construct.v4", groupReply(GroupConstructReply.Layout.V4, 1234L));
+    c.put("reply.group-construct.v5", groupReply(GroupConstructReply.Layout.V5, 7L));
+    c.put("reply.group-construct.v5.no-id", groupReply(GroupConstructReply.Layout.V5, null));
+    c.put("reply.group-construct.v6", groupReply(GroupConstructReply.Layout.V6, 7L));
+    c.put("reply.group-construct.v6.no-id", groupReply(GroupConstructReply.Layout.V6, null));
+    for (GroupConstructReply.Layout l : GroupConstructReply.Layout.values()) {
+      c.put(
+          "reply.group-construct." + l.name().toLowerCase(java.util.Locale.ROOT) + ".failed",
+          reply(GroupConstructReply.failure(l, Status.ERR_PARTIAL_SUCCESS), r ->
+              GroupConstructReply.decode(r, l)));
+    }
     return c;
+  }
+
+  private static final Info ACTXID = Info.of("pmix.grp.actxid", Value.of(true));
+
+  private static Case groupReply(GroupConstructReply.Layout l, @Nullable Long ctx) {
+    OptionalLong id = ctx == null ? OptionalLong.empty() : OptionalLong.of(ctx);
+    List<Proc> members = l == GroupConstructReply.Layout.V4 ? List.of() : TWO_RANKS;
+    List<Info> info =
+        l == GroupConstructReply.Layout.V6 && ctx != null
+            ? List.of(Info.of("pmix.grp.info", DataArray.ofInfos(List.of(
+                Info.of("pmix.procid", RANK0), Info.of("pmix.grp.lclid", Value.size(3))))))
+            : List.of();
+    return reply(new GroupConstructReply(l, Status.SUCCESS, members, id, info),
+        r -> GroupConstructReply.decode(r, l));
+  }
+
+  private static Message v4Destruct(PmixReader r) {
+    assertEquals(Command.GROUP_DESTRUCT.code(), r.unpackByteEnum(DataType.COMMAND));
+    return GroupDestructRequest.decode(r, false);
   }
 
   private static Message decodePush(PmixReader r) {

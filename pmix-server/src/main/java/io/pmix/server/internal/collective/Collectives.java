@@ -3,15 +3,20 @@ package io.pmix.server.internal.collective;
 import static java.util.Objects.requireNonNull;
 
 import io.netty.channel.EventLoop;
+import io.pmix.common.DataArray;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.internal.message.ConnectNbReply;
 import io.pmix.common.internal.message.ConnectNbRequest;
 import io.pmix.common.internal.message.DisconnectNbRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
+import io.pmix.common.internal.message.GroupConstructReply;
+import io.pmix.common.internal.message.GroupConstructRequest;
+import io.pmix.common.internal.message.GroupDestructRequest;
 import io.pmix.common.internal.message.ReqReply;
 import io.pmix.common.internal.wire.Command;
 import io.pmix.server.HostModule;
@@ -25,14 +30,18 @@ import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Fences (FENCENB, docs/commands.md §3.4) and connect/disconnect (CONNECTNB, DISCONNECTNB,
- * docs/commands.md §4; {@code pmix_server_connect}/{@code pmix_server_disconnect} at v4.2.2): one
- * arrival path into one {@link FenceTracker} per (type, sorted participants). When every local
+ * Fences (FENCENB, docs/commands.md §3.4), connect/disconnect (CONNECTNB, DISCONNECTNB,
+ * docs/commands.md §4; {@code pmix_server_connect}/{@code pmix_server_disconnect} at v4.2.2) and
+ * group construct/destruct (GROUP_CONSTRUCT, GROUP_DESTRUCT, docs/commands.md §4; {@code
+ * pmix_server_grpconstruct} at v5.0.11): one arrival path into one {@link FenceTracker} per (type,
+ * group id, sorted participants). When every local
  * participant has arrived or departed, a purely local collective completes here; otherwise the
  * host's {@code fenceNb}, {@code connect} or {@code disconnect} gets it, a fence with this node's
  * data ({@link FenceData}). Every local caller gets the outcome.
@@ -52,6 +61,7 @@ public final class Collectives {
   private final String hostname;
   private final FenceData fenceData;
   private final List<FenceTracker> trackers = new ArrayList<>();
+  private final Groups groups = new Groups();
 
   /**
    * The collectives of one server.
@@ -85,7 +95,7 @@ public final class Collectives {
         timeout = i.value().asLong();
       }
     }
-    arrive(Command.FENCENB, q.procs(), info, collect, timeout, peer, tag);
+    arrive(Command.FENCENB, q.procs(), null, info, collect, timeout, peer, tag);
   }
 
   /**
@@ -96,7 +106,7 @@ public final class Collectives {
    */
   public void handleConnect(Peer peer, int tag, ConnectNbRequest q) {
     List<Info> info = q.directives();
-    arrive(Command.CONNECTNB, q.procs(), info, false, timeoutOf(info), peer, tag);
+    arrive(Command.CONNECTNB, q.procs(), null, info, false, timeoutOf(info), peer, tag);
   }
 
   /**
@@ -106,7 +116,45 @@ public final class Collectives {
    */
   public void handleDisconnect(Peer peer, int tag, DisconnectNbRequest q) {
     List<Info> info = q.directives();
-    arrive(Command.DISCONNECTNB, q.procs(), info, false, timeoutOf(info), peer, tag);
+    arrive(Command.DISCONNECTNB, q.procs(), null, info, false, timeoutOf(info), peer, tag);
+  }
+
+  /**
+   * GROUP_CONSTRUCT (docs/commands.md §4.3): a collective over the members like a connect, in a
+   * tracker of the group's id. {@code pmix.timeout} bounds the whole operation, host part
+   * included, as a connect's does (5.0.11 times only a purely local one and leaves the rest to
+   * the host).
+   */
+  public void handleGroupConstruct(Peer peer, int tag, GroupConstructRequest q) {
+    List<Info> info = q.directives();
+    arrive(Command.GROUP_CONSTRUCT, q.procs(), q.groupId(), info, false, timeoutOf(info), peer,
+        tag);
+  }
+
+  /**
+   * GROUP_DESTRUCT: the members are the ones the request carries (5.0+) or, from a 4.2.2 client,
+   * the ones this server recorded at the construct; a 4.2.2 destruct of a group the server does
+   * not know is NOT_FOUND, as in 4.2.2. {@code pmix.timeout} bounds the local collection, as a
+   * disconnect's does.
+   */
+  public void handleGroupDestruct(Peer peer, int tag, GroupDestructRequest q) {
+    List<Proc> members = q.members();
+    if (!q.carriesMembers()) {
+      Groups.Group g = groups.get(q.groupId());
+      if (g == null) {
+        Replies.status(peer, tag, Status.ERR_NOT_FOUND);
+        return;
+      }
+      members = sorted(g.members());
+    }
+    List<Info> info = q.directives();
+    arrive(Command.GROUP_DESTRUCT, members, q.groupId(), info, false, timeoutOf(info), peer, tag);
+  }
+
+  private static List<Proc> sorted(List<Proc> procs) {
+    List<Proc> out = new ArrayList<>(procs);
+    out.sort(FenceNbRequest.PARTICIPANT_ORDER);
+    return List.copyOf(out);
   }
 
   /** The first {@code pmix.timeout} among the directives, in seconds; 0 when none. */
@@ -128,6 +176,7 @@ public final class Collectives {
   private void arrive(
       Command type,
       List<Proc> procs,
+      @Nullable String groupId,
       List<Info> info,
       boolean collect,
       long timeout,
@@ -135,18 +184,18 @@ public final class Collectives {
       int tag) {
     FenceTracker t = null;
     for (FenceTracker x : trackers) {
-      if (x.matches(type, procs)) {
+      if (x.matches(type, procs, groupId)) {
         t = x;
         break;
       }
     }
     if (t == null) {
-      t = new FenceTracker(procs, type, collect);
+      t = new FenceTracker(procs, type, collect, groupId);
       t.recount(census(procs));
       trackers.add(t);
     }
     t.arrive(peer, tag, collect, info);
-    boolean stopsAtHost = type != Command.CONNECTNB;
+    boolean stopsAtHost = type != Command.CONNECTNB && type != Command.GROUP_CONSTRUCT;
     if (timeout > 0 && !t.hasTimer() && !(stopsAtHost && t.hostCalled())) {
       FenceTracker tt = t;
       t.timer(
@@ -215,6 +264,10 @@ public final class Collectives {
    */
   private void check(FenceTracker t) {
     if (!t.locallyComplete() || t.hostCalled() || !trackers.contains(t)) {
+      return;
+    }
+    if (t.type() == Command.GROUP_CONSTRUCT || t.type() == Command.GROUP_DESTRUCT) {
+      checkGroup(t);
       return;
     }
     if (t.type() != Command.FENCENB) {
@@ -286,12 +339,150 @@ public final class Collectives {
         });
   }
 
+  /**
+   * A group construct or destruct whose local members have all arrived or departed.
+   *
+   * <p>A purely local construct that a member will never join (it died before arriving, or was
+   * gone before the construct began) fails with PARTIAL_SUCCESS, the status a fence's survivors
+   * get (5.0.11 leaves the others waiting for ever: docs/libpmix-facts.md); a non-local one goes
+   * to the host with the local collective status, and the host decides. A construct that asks
+   * for no context id ({@code pmix.grp.actxid}) and names local members only, or says {@code
+   * pmix.grp.lcl} (PRRTE then assigns none either), completes here; any other goes to the host's
+   * {@link HostModule#groupConstruct}, which assigns the context id. A destruct goes on without
+   * the dead, and to the host only when some member is not local.
+   */
+  private void checkGroup(FenceTracker t) {
+    boolean construct = t.type() == Command.GROUP_CONSTRUCT;
+    boolean forceLocal = false;
+    boolean wantsContextId = false;
+    for (Info i : t.allDirectives()) {
+      if (i.key().equals(Keys.GROUP_LOCAL_ONLY.name())) {
+        forceLocal |= Requests.isTrue(i.value());
+      } else if (i.key().equals(Keys.GROUP_ASSIGN_CONTEXT_ID.name())) {
+        wantsContextId |= Requests.isTrue(i.value());
+      }
+    }
+    String id = requireNonNull(t.groupId(), "groupId");
+    List<Proc> procs = t.procs();
+    if (!construct) {
+      t.cancelTimer(); // the host owns a destruct's timeout from here, as a disconnect's
+    }
+    if (construct && t.isLocal() && t.missingMembers()) {
+      // A local member died (or was gone before the construct): no group without it.
+      complete(t, Status.ERR_PARTIAL_SUCCESS);
+      return;
+    }
+    if (forceLocal || (t.isLocal() && (!construct || !wantsContextId))) {
+      if (construct) {
+        constructed(t, new Groups.Group(id, procs, OptionalLong.empty()));
+      } else {
+        groups.destructed(id);
+        complete(t, Status.SUCCESS);
+      }
+      return;
+    }
+    t.markHostCalled();
+    List<Info> hostInfo = t.groupHostInfo();
+    if (!construct) {
+      hostCalls.call(
+          () -> host.groupDestruct(id, procs, hostInfo),
+          (x, failure) -> {
+            if (trackers.contains(t)) {
+              if (failure == null) {
+                groups.destructed(id);
+              }
+              complete(t, failure == null ? Status.SUCCESS : failure);
+            }
+          });
+      return;
+    }
+    hostCalls.call(
+        () -> host.groupConstruct(id, procs, hostInfo),
+        (results, failure) -> {
+          if (!trackers.contains(t)) {
+            return;
+          }
+          if (failure != null) {
+            complete(t, failure);
+            return;
+          }
+          Groups.Group g;
+          try {
+            g = groupOf(id, procs, results == null ? List.of() : results);
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "host returned unusable group results", e);
+            complete(t, Status.ERR_BAD_PARAM);
+            return;
+          }
+          constructed(t, g);
+        });
+  }
+
+  /** The group the host's results describe: its context id and, if given, its membership. */
+  private static Groups.Group groupOf(String id, List<Proc> procs, List<Info> results) {
+    OptionalLong ctx = OptionalLong.empty();
+    List<Proc> members = procs;
+    for (Info i : results) {
+      if (i.key().equals(Keys.GROUP_CONTEXT_ID.name())) {
+        ctx = OptionalLong.of(i.value().asLong());
+      } else if (i.key().equals(Keys.GROUP_MEMBERSHIP.name())) {
+        List<Proc> m = new ArrayList<>();
+        for (Value v : ((DataArray) i.value()).items()) {
+          m.add((Proc) v);
+        }
+        members = m;
+      }
+    }
+    return new Groups.Group(id, members, ctx);
+  }
+
+  /**
+   * A successful construct: the server records the group and every local member gets the
+   * membership and context id in the layout its version reads (the members' {@code
+   * pmix.grp.info} contributions too, for 6.0+ clients, which store them qualified by the context
+   * id).
+   */
+  private void constructed(FenceTracker t, Groups.Group g) {
+    trackers.remove(t);
+    t.cancelTimer();
+    groups.constructed(g);
+    List<Info> groupInfo = new ArrayList<>();
+    if (g.contextId().isPresent()) {
+      for (Info i : t.allDirectives()) {
+        if (i.key().equals(Keys.GROUP_INFO.name())) {
+          groupInfo.add(i);
+        }
+      }
+    }
+    for (FenceTracker.Arrival a : t.arrivals()) {
+      GroupConstructReply.Layout layout = layoutOf(a.peer());
+      Replies.send(
+          a.peer(),
+          a.tag(),
+          () -> new GroupConstructReply(
+              layout, Status.SUCCESS, g.members(), g.contextId(),
+              layout == GroupConstructReply.Layout.V6 ? groupInfo : List.of()));
+    }
+  }
+
+  private static GroupConstructReply.Layout layoutOf(Peer peer) {
+    return GroupConstructReply.Layout.forVersion(peer.majorVersion());
+  }
+
   /** Ends the collective: every caller gets {@code status} (a successful connect, its data). */
   private void complete(FenceTracker t, Status status) {
     trackers.remove(t);
     t.cancelTimer();
     if (t.type() == Command.CONNECTNB && status.isSuccess()) {
       replyConnected(t);
+      return;
+    }
+    if (t.type() == Command.GROUP_CONSTRUCT) {
+      // A failed construct: 4.2.2's reply carries a context id even then.
+      for (FenceTracker.Arrival a : t.arrivals()) {
+        GroupConstructReply r = GroupConstructReply.failure(layoutOf(a.peer()), status);
+        Replies.send(a.peer(), a.tag(), () -> r);
+      }
       return;
     }
     for (FenceTracker.Arrival a : t.arrivals()) {
@@ -378,8 +569,12 @@ public final class Collectives {
     }
   }
 
-  /** Collectives naming a deregistered namespace cannot complete as asked: LOST_CONNECTION. */
+  /**
+   * Collectives naming a deregistered namespace cannot complete as asked: LOST_CONNECTION; the
+   * groups it had members in are gone.
+   */
   public void namespaceGone(String nspace) {
+    groups.namespaceGone(nspace);
     for (FenceTracker t : new ArrayList<>(trackers)) {
       if (t.namesNamespace(nspace)) {
         complete(t, Status.ERR_LOST_CONNECTION);
@@ -392,6 +587,11 @@ public final class Collectives {
     for (FenceTracker t : new ArrayList<>(trackers)) {
       complete(t, status);
     }
+  }
+
+  /** The number of groups constructed and not destructed. */
+  public int groups() {
+    return groups.all().size();
   }
 
   /** The number of collectives in progress. */

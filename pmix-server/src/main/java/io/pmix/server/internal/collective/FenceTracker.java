@@ -12,13 +12,15 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One fence, connect or disconnect in progress ({@code pmix_server_trkr_t}, whose {@code type}
- * says which; 4.2.2 runs all three through the same tracker): the sorted participant set, how
+ * One fence, connect, disconnect, group construct or group destruct in progress ({@code
+ * pmix_server_trkr_t}, whose {@code type} says which; OpenPMIx runs all five through the same
+ * tracker; a group's also has its id, so two groups of the same members never merge): the sorted participant set, how
  * many local participants must arrive, who has arrived (and on which tag to answer), and whether
  * the host has been handed the cross-node part. Progress thread only.
  *
@@ -41,8 +43,12 @@ final class FenceTracker {
   record Census(boolean local, int nlocal, Set<Proc> excluded, boolean complete) {}
 
   private final List<Proc> procs;
-  /** FENCENB, CONNECTNB or DISCONNECTNB: trackers of different types never merge. */
+  /** FENCENB, CONNECTNB, DISCONNECTNB or a group command: different types never merge. */
   private final Command type;
+  /** The group's id (group commands only). */
+  private final @Nullable String groupId;
+  /** Every caller's directives, in arrival order (a group aggregates them, as 5.0.11 does). */
+  private final List<Info> allDirectives = new ArrayList<>();
   private final boolean collect;
   /** Every arrival, clones and dead peers included: each live one is answered. */
   private final List<Arrival> arrived = new ArrayList<>();
@@ -71,9 +77,19 @@ final class FenceTracker {
   private @Nullable ScheduledFuture<?> timer;
 
   FenceTracker(List<Proc> procs, Command type, boolean collect) {
+    this(procs, type, collect, null);
+  }
+
+  FenceTracker(List<Proc> procs, Command type, boolean collect, @Nullable String groupId) {
     this.procs = List.copyOf(procs);
     this.type = type;
     this.collect = collect;
+    this.groupId = groupId;
+  }
+
+  /** The group's id; null unless this is a group command's tracker. */
+  @Nullable String groupId() {
+    return groupId;
   }
 
   /** The sorted participant entries. */
@@ -87,7 +103,12 @@ final class FenceTracker {
 
   /** Whether this is the tracker of a {@code type} collective over exactly {@code procs}. */
   boolean matches(Command otherType, List<Proc> otherProcs) {
-    return type == otherType && procs.equals(otherProcs);
+    return matches(otherType, otherProcs, null);
+  }
+
+  /** As {@link #matches(Command, List)}, for the group {@code id} (null: not a group). */
+  boolean matches(Command otherType, List<Proc> otherProcs, @Nullable String id) {
+    return type == otherType && procs.equals(otherProcs) && Objects.equals(groupId, id);
   }
 
   boolean collect() {
@@ -159,6 +180,7 @@ final class FenceTracker {
     if (info == null) {
       info = List.copyOf(directives);
     }
+    allDirectives.addAll(directives);
     arrived.add(new Arrival(peer, tag));
     Proc p = peer.proc();
     if (excluded.remove(p)) {
@@ -210,6 +232,14 @@ final class FenceTracker {
     }
   }
 
+  /**
+   * Whether a named local rank will not contribute: it departed before contributing, or was
+   * already gone when the tracker was counted. A fence goes on without it; a group cannot.
+   */
+  boolean missingMembers() {
+    return !departed.isEmpty() || !excluded.isEmpty();
+  }
+
   /** Every counted local rank has contributed or departed, and the count is final. */
   boolean locallyComplete() {
     return countComplete && contributed.size() + departed.size() >= nlocal;
@@ -232,6 +262,22 @@ final class FenceTracker {
     out.add(Info.of(Keys.SORTED_PROC_ARRAY, Value.of(true)));
     out.add(Info.of(Keys.LOCAL_COLLECTIVE_STATUS, Value.status(localStatus)));
     return List.copyOf(out);
+  }
+
+  /**
+   * A group's host upcall's info: every caller's directives (as 5.0.11 aggregates them), then the
+   * sorted flag and the local collective status.
+   */
+  List<Info> groupHostInfo() {
+    List<Info> out = new ArrayList<>(allDirectives);
+    out.add(Info.of(Keys.SORTED_PROC_ARRAY, Value.of(true)));
+    out.add(Info.of(Keys.LOCAL_COLLECTIVE_STATUS, Value.status(localStatus)));
+    return List.copyOf(out);
+  }
+
+  /** Every caller's directives, in arrival order. */
+  List<Info> allDirectives() {
+    return Collections.unmodifiableList(allDirectives);
   }
 
   /** Whether {@code p} is named by a participant entry (a WILDCARD entry names every rank). */

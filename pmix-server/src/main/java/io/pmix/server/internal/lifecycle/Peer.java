@@ -93,6 +93,21 @@ public final class Peer {
     return version;
   }
 
+  /**
+   * The major number of {@link #version()}: its leading digits, as C's strtoul reads them (0 when
+   * there are none or too many). Where a command's layout changed with the major version (the
+   * group commands at 5.0 and 6.0), this says which one the peer speaks.
+   */
+  public int majorVersion() {
+    int i = 0;
+    while (i < version.length() && i < 9 && Character.isDigit(version.charAt(i))) {
+      i++;
+    }
+    return i == 0 || (i < version.length() && Character.isDigit(version.charAt(i)))
+        ? 0
+        : Integer.parseInt(version.substring(0, i));
+  }
+
   /** Where it is in its lifecycle. */
   public ServerSnapshot.PeerState state() {
     return state;
