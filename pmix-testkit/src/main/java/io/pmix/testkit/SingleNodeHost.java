@@ -374,12 +374,27 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> connect(List<Proc> procs, List<Info> info) {
-    return CompletableFuture.completedFuture(null);
+    return otherNodes != null ? acrossNodes("PMIx_Connect") : CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * A collective that reached the host of a job spread over nodes has participants on other
+   * nodes (the server completes the local ones itself): connect, disconnect and groups are not
+   * done across the nodes of a nested pmixrun yet, and are refused rather than answered success
+   * on one node while the others never take part.
+   */
+  private static <T> CompletionStage<T> acrossNodes(String what) {
+    return CompletableFuture.failedFuture(
+        new PmixException(
+            Status.ERR_NOT_SUPPORTED,
+            what + " across the nodes of a nested pmixrun is not supported yet"));
   }
 
   @Override
   public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
-    return CompletableFuture.completedFuture(null);
+    return otherNodes != null
+        ? acrossNodes("PMIx_Disconnect")
+        : CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -390,6 +405,9 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   @Override
   public CompletionStage<List<Info>> groupConstruct(
       String groupId, List<Proc> procs, List<Info> info) {
+    if (otherNodes != null) {
+      return acrossNodes("PMIx_Group_construct");
+    }
     PmixException foreign = foreignMember(groupId, procs);
     if (foreign != null) {
       return CompletableFuture.failedFuture(foreign);
@@ -410,6 +428,9 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   /** A group destruct the server hands up: as {@link #groupConstruct}, nothing else to do. */
   @Override
   public CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info) {
+    if (otherNodes != null) {
+      return acrossNodes("PMIx_Group_destruct");
+    }
     PmixException foreign = foreignMember(groupId, members);
     return foreign == null
         ? CompletableFuture.completedFuture(null)
