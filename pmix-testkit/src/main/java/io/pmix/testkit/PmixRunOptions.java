@@ -185,6 +185,20 @@ record PmixRunOptions(
       with a non-zero status, or after PMIx_Init without PMIx_Finalize) ends every job,
       as under mpirun, rather than leave its parent waiting.
 
+      Nested: started as a process of a PMIx job (srun --mpi=pmix, mpirun, prterun: its
+      environment has PMIX_NAMESPACE, PMIX_RANK and a server URI; PMIXRUN_NESTED=0 turns
+      this off), each pmixrun is one node of ONE job over all of them, e.g.
+      "mpirun -n 3 --map-by ppr:1:node pmixrun -n 2 -- ./app" runs 6 ranks on 3 nodes. It
+      joins the outer job with pmix-java's client; node i's ranks follow node i-1's (outer
+      rank order); the namespace is jrun-<outer namespace>@1 on every node (characters other
+      than letters, digits, '_' and '-' as '-'); each outer rank is a node of its own, named
+      after its host (host-<outer rank> when several share a host). Fences that span nodes
+      are outer fences (collecting data when the inner fence does); a get of a remote rank's
+      data not collected comes by direct modex from its node over TCP; publish/lookup go to
+      the outer runtime's data service (or --dataserver); an abort of ranks on other nodes
+      aborts the outer job, and a node whose processes failed aborts it with their status.
+      Not yet across nodes: MPMD (':'), PMIx_Spawn, connect/disconnect, groups (refused).
+
       Output of the processes is forwarded to pmixrun's stdout and stderr; rank 0 reads
       pmixrun's stdin, the others an empty input. A process of the job that dies after
       PMIx_Init without PMIx_Finalize, or exits non-zero before it connected, ends the job
