@@ -188,6 +188,8 @@ public final class PmixRun {
       OutputStream out = System.out;
       OutputStream errOut = System.err;
       String nspace = prefix + "@1";
+      LogChannels logs = new LogChannels(out, errOut, o.tagOutput());
+      host.logTo(logs);
       AtomicInteger jobSeq = new AtomicInteger(1);
       PMIxServer srv = server;
       SingleNodeHost h = host;
@@ -303,6 +305,7 @@ public final class PmixRun {
       for (Launch c : spawned) {
         JobResult unused = c.done().join();
       }
+      logs.close(); // the aggregated duplicates' counts, before the launcher's last word
       if (o.reportState() != null) {
         try {
           StateReport.write(o.reportState(), result);

@@ -87,7 +87,11 @@ import org.jspecify.annotations.Nullable;
  *       ({@code pmix.jctrl.preempt}, {@code pmix.jctrl.ckmethod}); PRRTE's kill, signal and
  *       terminate are not done here yet. The cleanup directives never get here: the server runs
  *       them. Monitors other than heartbeats (the server's) likewise.
- *   <li>Everything else (log, ...): {@code PMIX_ERR_NOT_SUPPORTED}.
+ *   <li>Log: with the launcher's {@link LogChannels} attached ({@code pmixrun}), {@code
+ *       pmix.log.stdout} and {@code pmix.log.stderr} go to the launcher's stdout and stderr (see
+ *       there for once, aggregation and the channels refused); without, {@code
+ *       PMIX_ERR_NOT_SUPPORTED}.
+ *   <li>Everything else (allocation, groups, ...): {@code PMIX_ERR_NOT_SUPPORTED}.
  * </ul>
  *
  * <p>Thread-safe. Owns its {@link DataService}, closed by {@link #close()} (after the server is
@@ -126,6 +130,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   }
 
   private volatile @Nullable Spawner spawner;
+  private volatile @Nullable LogChannels logs;
 
   private final String hostname;
   private final DataService data;
@@ -161,6 +166,11 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   /** The namespaces of the jobs this host runs now. */
   public List<String> namespaces() {
     return List.copyOf(new ArrayList<>(jobs.keySet()));
+  }
+
+  /** Serves clients' {@code PMIx_Log} through {@code l} (the launcher's stdout and stderr). */
+  void logTo(LogChannels l) {
+    this.logs = requireNonNull(l, "l");
   }
 
   /** Lets clients spawn jobs, started by {@code s}. */
@@ -322,6 +332,16 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   }
 
   @Override
+  public CompletionStage<Void> log(Proc requester, List<Info> data, List<Info> directives) {
+    LogChannels l = logs;
+    if (l == null) {
+      return CompletableFuture.failedFuture(
+          new PmixException(Status.ERR_NOT_SUPPORTED, "no launcher output to log to"));
+    }
+    return l.log(requester, data, directives);
+  }
+
+  @Override
   public CompletionStage<Void> connect(List<Proc> procs, List<Info> info) {
     return CompletableFuture.completedFuture(null);
   }
@@ -376,9 +396,16 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
         && v.value().split(":", 2)[0].equalsIgnoreCase("none");
   }
 
-  /** Closes the publish/lookup service (waiting lookups fail). Idempotent. */
+  /**
+   * Closes the publish/lookup service (waiting lookups fail) and prints the log's aggregated
+   * duplicates not yet told. Idempotent.
+   */
   @Override
   public void close() {
+    LogChannels l = logs;
+    if (l != null) {
+      l.close();
+    }
     data.close();
   }
 }

@@ -1,0 +1,101 @@
+package io.pmix.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.pmix.common.Status;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * {@code PMIx_Log} under {@code bin/pmixrun} (LogChannels): stdout and stderr entries reach the
+ * launcher's stdout and stderr, once each; a channel the launcher does not have (syslog) is
+ * NOT_SUPPORTED, required or not, and nothing of it is written; {@code pmix.log.once} writes the
+ * first entry only; Open MPI 5's show-help aggregation ({@code pmix.log.key}/{@code
+ * pmix.log.val}) shows a message once and counts the rest. Clients: libpmix 4.2.2 ({@code
+ * src/test/c/log_client.c}, which sends every log to its server) and pmix-client ({@link
+ * LogMain}).
+ */
+@ExtendWith(PmixTestExtension.class)
+class PmixRunLogIT {
+  private static final Duration LIMIT = Duration.ofSeconds(90);
+  private static final int NOT_SUPPORTED = Status.ERR_NOT_SUPPORTED.code();
+
+  @Test
+  @Timeout(120)
+  void cClientsLogToTheLaunchersStdoutAndStderr() {
+    Path client = CCompiler.compile(Path.of("src/test/c/log_client.c"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "2", "--timeout", "60", "--", client.toString(),
+            "pmix.log.stderr", "pmix.log.stdout", "pmix.log.syslog", "!pmix.log.syslog",
+            "!pmix.log.stderr", "+", "agg:f", "agg:f");
+    assertEquals(0, p.exit(), p::describe);
+    List<String> out = p.stdout().lines().toList();
+    List<String> err = p.stderr().lines().toList();
+    for (int r = 0; r < 2; r++) {
+      for (String answer : List.of("pmix.log.stderr 0", "pmix.log.stdout 0",
+          "pmix.log.syslog " + NOT_SUPPORTED, "!pmix.log.syslog " + NOT_SUPPORTED,
+          "!pmix.log.stderr 0", "+ 0", "fence 0")) {
+        assertEquals(1, count(out, "LOG " + r + " " + answer), answer + "\n" + p.describe());
+      }
+      assertEquals(2, count(out, "LOG " + r + " agg:f 0"), p::describe);
+      // The plain stdout log; '+' (stderr then stdout, once) writes its stderr entry only.
+      assertEquals(1, count(out, "pmix.log.stdout from rank " + r), p::describe);
+      // Plain, required and '+': once each (PRRTE writes the first two twice).
+      assertEquals(3, count(err, "pmix.log.stderr from rank " + r), p::describe);
+    }
+    // The four aggregated messages: the first shown, three counted.
+    assertEquals(1, count(err, "help f from rank 0") + count(err, "help f from rank 1"),
+        p::describe);
+    assertEquals(1, count(err, "3 more processes have sent help message f / topic"),
+        p::describe);
+    assertFalse(p.stdout().contains("pmix.log.syslog from") || p.stderr().contains(
+        "pmix.log.syslog from"), p::describe);
+  }
+
+  @Test
+  @Timeout(120)
+  void taggedOutputTagsTheLoggedLines() {
+    Path client = CCompiler.compile(Path.of("src/test/c/log_client.c"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "1", "--tag-output", "--timeout", "60", "--",
+            client.toString(), "pmix.log.stderr", "pmix.log.stdout");
+    assertEquals(0, p.exit(), p::describe);
+    String job = p.taggedJobId();
+    assertTrue(p.stderr().lines().anyMatch(
+        l -> l.equals("[" + job + ",0]<stderr>: pmix.log.stderr from rank 0")), p::describe);
+    assertTrue(p.stdout().lines().anyMatch(
+        l -> l.equals("[" + job + ",0]<stdout>: pmix.log.stdout from rank 0")), p::describe);
+  }
+
+  @Test
+  @Timeout(120)
+  void javaClientsLogToo() {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, "-n", "2", "--timeout", "60", "--",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
+            System.getProperty("java.class.path"), LogMain.class.getName());
+    assertEquals(0, p.exit(), p::describe);
+    List<String> out = p.stdout().lines().toList();
+    List<String> err = p.stderr().lines().toList();
+    for (int r = 0; r < 2; r++) {
+      assertEquals(1, count(err, "java stderr from rank " + r), p::describe);
+      assertEquals(1, count(out, "java stdout from rank " + r), p::describe);
+      assertEquals(1, count(out, "LOG " + r + " stderr 0"), p::describe);
+      assertEquals(1, count(out, "LOG " + r + " stdout 0"), p::describe);
+      assertEquals(1, count(out, "LOG " + r + " !syslog " + NOT_SUPPORTED), p::describe);
+    }
+    assertFalse(p.stdout().contains("java syslog") || p.stderr().contains("java syslog"),
+        p::describe);
+  }
+
+  private static long count(List<String> lines, String line) {
+    return lines.stream().filter(line::equals).count();
+  }
+}
