@@ -400,7 +400,11 @@ final class Launch {
       wdirs.add(wdir);
       appData.add(new JobInfo.App(a.nprocs(), wdir, a.registeredArgv()));
     }
-    host.addJob(nspace, n, ids[0], ids[1], this::onAbort); // refuses a namespace in use
+    List<Integer> appSizes = new ArrayList<>();
+    for (App a : spec.apps()) {
+      appSizes.add(a.nprocs());
+    }
+    host.addJob(nspace, appSizes, ids[0], ids[1], this::onAbort); // refuses a namespace in use
     synchronized (this) {
       registered = true;
     }
@@ -657,6 +661,16 @@ final class Launch {
     boolean[] killed = new boolean[n];
     List<Integer> order = new ArrayList<>();
     int alive = n;
+    // The app of each rank and each app's live processes: the data store is told of each
+    // process's end and each app's (what was published with PMIX_PERSIST_PROC or _APP goes).
+    int[] appOf = new int[n];
+    int[] appAlive = new int[spec.apps().size()];
+    for (int a = 0, r = 0; a < appAlive.length; a++) {
+      appAlive[a] = spec.apps().get(a).nprocs();
+      for (int i = 0; i < appAlive[a]; i++, r++) {
+        appOf[r] = a;
+      }
+    }
     JobResult.Abort abort = null;
     boolean timedOut = false;
     String stopReason = null;
@@ -707,6 +721,10 @@ final class Launch {
             order.add(x.rank());
             alive--;
             Proc who = Proc.of(spec.nspace(), x.rank());
+            host.procEnded(who);
+            if (--appAlive[appOf[x.rank()]] == 0) {
+              host.appEnded(spec.nspace(), appOf[x.rank()]);
+            }
             reporter.exited(
                 new Exit(
                     spec.nspace(),

@@ -158,7 +158,10 @@ final class LogChannels {
     if (prefix == null) {
       b.writeBytes(body.getBytes(UTF_8));
     } else {
-      for (String line : body.split("(?<=\n)")) {
+      for (String line : body.split("(?<=\n)", -1)) {
+        if (line.isEmpty()) {
+          continue; // after the final newline
+        }
         b.writeBytes(prefix.getBytes(UTF_8));
         b.writeBytes(line.getBytes(UTF_8));
       }

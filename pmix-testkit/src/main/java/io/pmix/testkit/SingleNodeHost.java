@@ -74,8 +74,10 @@ import org.jspecify.annotations.Nullable;
  *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
  *       server ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,
  *       ownership, duplicates, {@code PMIX_WAIT} lookups with {@code PMIX_TIMEOUT}). Callers are
- *       identified by the uid and gid their job was registered with, in app 0 of the default
- *       session, on this node. A job's data goes when its launcher ends the job.
+ *       identified by the uid and gid their job was registered with, in their app of the default
+ *       session, on this node. What a process published with {@code PMIX_PERSIST_PROC} goes when
+ *       it exits, with {@code PMIX_PERSIST_APP} when every process of its app has exited, and the
+ *       rest of a job's data when its launcher ends the job.
  *   <li>Abort: answered at once, then reported to the launcher of the caller's job, which kills
  *       the processes (the caller waits for the answer, so it comes first).
  *   <li>Events: the server has already delivered them to the local clients; nobody else exists.
@@ -106,14 +108,30 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     void aborted(Proc caller, Status status, @Nullable String message, List<Proc> targets);
   }
 
-  /** One job: its size and ids, who to tell, and which of its ranks connected and finalized. */
+  /**
+   * One job: its size, its apps' sizes (app 0's ranks first), its ids, who to tell, and which of
+   * its ranks connected and finalized.
+   */
   private record Job(
       int nprocs,
+      List<Integer> appSizes,
       int uid,
       int gid,
       JobListener listener,
       Set<Integer> connected,
-      Set<Integer> finalized) {}
+      Set<Integer> finalized) {
+    /** The app of {@code rank}, or {@link Identity#UNKNOWN} for a rank beyond the job. */
+    int appOf(int rank) {
+      int first = 0;
+      for (int a = 0; a < appSizes.size(); a++) {
+        first += appSizes.get(a);
+        if (rank >= 0 && rank < first) {
+          return a;
+        }
+      }
+      return Identity.UNKNOWN;
+    }
+  }
 
   /** Starts the jobs clients spawn: what the launcher that owns this host plugs in. */
   interface Spawner {
@@ -178,10 +196,16 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     this.spawner = requireNonNull(s, "s");
   }
 
-  void addJob(String nspace, int nprocs, int uid, int gid, JobListener listener) {
+  /** A job of the apps of {@code appSizes} processes each (app 0's ranks first). */
+  void addJob(String nspace, List<Integer> appSizes, int uid, int gid, JobListener listener) {
+    int nprocs = 0;
+    for (int size : appSizes) {
+      nprocs = Math.addExact(nprocs, size);
+    }
     Job j =
         new Job(
             nprocs,
+            List.copyOf(appSizes),
             uid,
             gid,
             listener,
@@ -213,20 +237,44 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     return j != null && j.finalized().contains(proc.rank());
   }
 
+  /**
+   * The process {@code proc} of a job of this host has exited: waits (briefly) until the store
+   * has dropped what it published with {@code PMIX_PERSIST_PROC}.
+   */
+  void procEnded(Proc proc) {
+    if (jobs.containsKey(proc.nspace())) {
+      ended(data.procEnded(proc), "process " + proc);
+    }
+  }
+
+  /**
+   * Every process of app {@code app} of the job {@code nspace} has exited: waits (briefly) until
+   * the store has dropped what they published with {@code PMIX_PERSIST_APP}.
+   */
+  void appEnded(String nspace, int app) {
+    if (jobs.containsKey(nspace)) {
+      ended(data.appEnded(nspace, app), "app " + app + " of " + nspace);
+    }
+  }
+
   /** The job ended: forgets it, and waits (briefly) until the store has dropped its data. */
   void removeJob(String nspace) {
     if (jobs.remove(nspace) == null) {
       return;
     }
+    ended(data.namespaceEnded(nspace), nspace);
+  }
+
+  private static void ended(CompletionStage<Status> told, String what) {
     try {
-      Status s = data.namespaceEnded(nspace).toCompletableFuture().get(5, TimeUnit.SECONDS);
+      Status s = told.toCompletableFuture().get(5, TimeUnit.SECONDS);
       if (!s.isSuccess()) {
-        LOG.log(Level.WARNING, "the data store could not end {0}: {1}", nspace, s);
+        LOG.log(Level.WARNING, "the data store could not end {0}: {1}", what, s);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
-      LOG.log(Level.WARNING, "the data store did not end {0}: {1}", nspace, e.toString());
+      LOG.log(Level.WARNING, "the data store did not end {0}: {1}", what, e.toString());
     }
   }
 
@@ -236,7 +284,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
       // Not one of ours (registered by hand on the server): what the server attached.
       return fallback.resolve(proc, info);
     }
-    return new Identity(proc, j.uid(), j.gid(), 0, Identity.UNKNOWN, hostname);
+    return new Identity(proc, j.uid(), j.gid(), j.appOf(proc.rank()), Identity.UNKNOWN, hostname);
   }
 
   @Override
