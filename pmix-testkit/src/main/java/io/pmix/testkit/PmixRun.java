@@ -478,6 +478,18 @@ public final class PmixRun {
     }
 
     @Override
+    public void killing(Proc requester, List<Integer> ranks) {
+      err.println("pmixrun: " + requester + " asked (job control) to kill " + processes(ranks)
+          + (onFailure != null ? " of a spawned job" : ""));
+    }
+
+    @Override
+    public void signalling(Proc requester, List<Integer> ranks, int signal) {
+      err.println("pmixrun: " + requester + " asked (job control) to send signal " + signal
+          + " to " + processes(ranks) + (onFailure != null ? " of a spawned job" : ""));
+    }
+
+    @Override
     public void escalated(List<Integer> ranks) {
       err.println("pmixrun: " + processes(ranks) + " still running "
           + Launch.KILL_GRACE.toSeconds() + " s after SIGTERM: sending SIGKILL");
