@@ -1,16 +1,21 @@
 package io.pmix.testkit;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.pmix.common.Status;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code PMIx_Log} under {@code bin/pmixrun} (LogChannels): stdout and stderr entries reach the
@@ -93,6 +98,50 @@ class PmixRunLogIT {
     }
     assertFalse(p.stdout().contains("java syslog") || p.stderr().contains("java syslog"),
         p::describe);
+  }
+
+  /**
+   * Open MPI 5.0.10 (../shared/peers, on PMIx 5.0.11) reports MPI_Abort's help message through
+   * {@code PMIx_Log_nb}: under pmixrun it reaches pmixrun's stderr, and not through the rank's
+   * own stderr (which {@code --output-filename} keeps in a file): the launcher wrote it.
+   */
+  @Test
+  @Timeout(180)
+  void anOpenMpi5HelpMessageReachesTheLaunchersStderr(@TempDir Path tmp) throws Exception {
+    Path peers = Peers.dir();
+    Path unusedInfo = Peers.program("ompi-5.0.10", "ompi_info"); // fails (CI) or skips if absent
+    List<Path> libs = List.of(Peers.libraryPath("ompi-5.0.10"), Peers.libraryPath("v5.0.11"),
+        Peers.libraryPath("prrte-3.0.14"));
+    String path = libs.stream().map(Path::toString).collect(Collectors.joining(":"));
+    Path exe = Path.of(System.getProperty("basedir", "."))
+        .resolve("target/c-programs/mpi5_abort_help").toAbsolutePath();
+    Files.createDirectories(exe.getParent());
+    Process gcc =
+        new ProcessBuilder("gcc", "-O1", "-o", exe.toString(),
+                Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/mpi_abort_help.c")
+                    .toString(),
+                "-I" + peers.resolve("ompi-5.0.10/include"), "-L" + libs.get(0), "-lmpi",
+                "-Wl,-rpath-link," + path)
+            .redirectErrorStream(true)
+            .start();
+    String gccOut = new String(gcc.getInputStream().readAllBytes(), UTF_8);
+    assertEquals(0, gcc.waitFor(), gccOut);
+    Map<String, String> env = Map.of(
+        "LD_LIBRARY_PATH", path,
+        "OPAL_PREFIX", peers.resolve("ompi-5.0.10").toString(),
+        "PMIX_PREFIX", peers.resolve("v5.0.11").toString());
+    try (PmixRunProcess p =
+        PmixRunProcess.start(List.of(), env, "--no-slurm-env", "-n", "2", "--timeout", "60",
+            "--output-filename", tmp.toString(), "--", exe.toString())) {
+      p.await(LIMIT);
+      assertEquals(3, p.exit(), p::describe);
+      assertTrue(
+          p.stderr().contains("MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD"),
+          p::describe);
+      Path own =
+          tmp.resolve("1").resolve(Launch.Output.FileOutput.rankDir(1, 2)).resolve("stderr");
+      assertFalse(Files.readString(own, UTF_8).contains("MPI_ABORT"), p::describe);
+    }
   }
 
   private static long count(List<String> lines, String line) {
