@@ -30,8 +30,10 @@ import org.jspecify.annotations.Nullable;
  * One job under a {@link PMIxServer} with a {@link SingleNodeHost}: registers it, starts its N
  * processes with the server's fork environment, drains their output, and then, on a thread of its
  * own, waits for them, acting on aborts, timeouts and stop requests (kill with SIGTERM, SIGKILL
- * after {@link #KILL_GRACE}), and finally deregisters the job, with a server snapshot just before
- * and just after. The shared engine of {@code pmixrun} and {@link TestingPmixServer}.
+ * after {@link #KILL_GRACE}) and on job-control requests (kill some ranks, which is no failure of
+ * the job; send a signal), telling the host (and so the data store) of each process's end and
+ * each app's, and finally deregisters the job, with a server snapshot just before and just
+ * after. The shared engine of {@code pmixrun} and {@link TestingPmixServer}.
  */
 final class Launch {
   private static final System.Logger LOG = System.getLogger(Launch.class.getName());
