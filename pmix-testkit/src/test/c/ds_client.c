@@ -26,6 +26,10 @@
  *   publish:KEY=VALUE      PMIx_Publish of one string
  *   publish-size:KEY=N     PMIx_Publish of a string of N 'x' characters
  *   lookup:KEY             PMIx_Lookup of one key
+ *   gone:KEY               PMIx_Lookup of one key every 10 ms until it is
+ *                          NOT_FOUND (at most 60 s): waits for the effect of
+ *                          something that removes it (another process's exit);
+ *                          prints the last answer
  *   unpublish:KEY          PMIx_Unpublish of one key
  *   unpublish-all          PMIx_Unpublish(NULL)
  *   fence                  PMIx_Fence over the namespace
@@ -243,6 +247,25 @@ static void do_lookup(const char *arg, const struct opts *o)
     PMIX_PDATA_DESTRUCT(&pd);
 }
 
+static void sleep_ms(long ms);
+
+static void do_gone(const char *arg)
+{
+    pmix_pdata_t pd;
+    pmix_status_t rc = PMIX_SUCCESS;
+    for (int i = 0; i < 6000; i++) {
+        PMIX_PDATA_CONSTRUCT(&pd);
+        pmix_strncpy(pd.key, arg, PMIX_MAX_KEYLEN);
+        rc = PMIx_Lookup(&pd, 1, NULL, 0);
+        PMIX_PDATA_DESTRUCT(&pd);
+        if (PMIX_ERR_NOT_FOUND == rc) {
+            break;
+        }
+        sleep_ms(10);
+    }
+    result("gone", arg, rc, NULL);
+}
+
 static void do_unpublish(const char *arg, const struct opts *o)
 {
     pmix_info_t info[1];
@@ -328,6 +351,8 @@ int main(int argc, char **argv)
                 do_publish("publish-size", arg, &o, true);
             } else if (0 == strcmp(a, "lookup") && arg) {
                 do_lookup(arg, &o);
+            } else if (0 == strcmp(a, "gone") && arg) {
+                do_gone(arg);
             } else if (0 == strcmp(a, "unpublish") && arg) {
                 do_unpublish(arg, &o);
             } else if (0 == strcmp(a, "unpublish-all")) {

@@ -4,6 +4,7 @@ import static com.google.common.base.Preconditions.checkElementIndex;
 import static java.util.Objects.requireNonNull;
 
 import com.google.common.collect.ImmutableList;
+import com.google.common.collect.ImmutableSet;
 import io.pmix.common.Status;
 import io.pmix.server.ServerSnapshot;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,6 +59,7 @@ public final class JobResult {
   private final @Nullable ServerSnapshot before;
   private final @Nullable ServerSnapshot after;
   private final Duration elapsed;
+  private final ImmutableSet<Integer> killedOnRequest;
 
   JobResult(
       String nspace,
@@ -72,6 +75,27 @@ public final class JobResult {
       @Nullable ServerSnapshot before,
       @Nullable ServerSnapshot after,
       Duration elapsed) {
+    this(nspace, exitCodes, pids, stdout, stderr, exitOrder, abort, timedOut, stopReason,
+        stopStatus, before, after, elapsed, Set.of());
+  }
+
+  /** As above; {@code killedOnRequest}: the ranks a job-control request had the launcher kill. */
+  JobResult(
+      String nspace,
+      List<Integer> exitCodes,
+      List<Long> pids,
+      List<String> stdout,
+      List<String> stderr,
+      List<Integer> exitOrder,
+      @Nullable Abort abort,
+      boolean timedOut,
+      @Nullable String stopReason,
+      int stopStatus,
+      @Nullable ServerSnapshot before,
+      @Nullable ServerSnapshot after,
+      Duration elapsed,
+      Set<Integer> killedOnRequest) {
+    this.killedOnRequest = ImmutableSet.copyOf(killedOnRequest);
     this.nspace = nspace;
     this.exitCodes = ImmutableList.copyOf(exitCodes);
     this.pids = ImmutableList.copyOf(pids);
@@ -118,10 +142,18 @@ public final class JobResult {
     return exitOrder;
   }
 
-  /** The rank whose non-zero exit came first, if any did. */
+  /**
+   * The ranks killed because a job-control request ({@code PMIx_Job_control} with {@code
+   * pmix.jctrl.kill}) asked for it: as under PRRTE, their deaths are no failure of the job.
+   */
+  public Set<Integer> killedOnRequest() {
+    return killedOnRequest;
+  }
+
+  /** The rank whose non-zero exit came first, if any did (a rank killed on request is none). */
   public OptionalInt firstFailedRank() {
     for (int r : exitOrder) {
-      if (exitCodes.get(r) != 0) {
+      if (exitCodes.get(r) != 0 && !killedOnRequest.contains(r)) {
         return OptionalInt.of(r);
       }
     }

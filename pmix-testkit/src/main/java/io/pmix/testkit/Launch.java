@@ -30,8 +30,10 @@ import org.jspecify.annotations.Nullable;
  * One job under a {@link PMIxServer} with a {@link SingleNodeHost}: registers it, starts its N
  * processes with the server's fork environment, drains their output, and then, on a thread of its
  * own, waits for them, acting on aborts, timeouts and stop requests (kill with SIGTERM, SIGKILL
- * after {@link #KILL_GRACE}), and finally deregisters the job, with a server snapshot just before
- * and just after. The shared engine of {@code pmixrun} and {@link TestingPmixServer}.
+ * after {@link #KILL_GRACE}) and on job-control requests (kill some ranks, which is no failure of
+ * the job; send a signal), telling the host (and so the data store) of each process's end and
+ * each app's, and finally deregisters the job, with a server snapshot just before and just
+ * after. The shared engine of {@code pmixrun} and {@link TestingPmixServer}.
  */
 final class Launch {
   private static final System.Logger LOG = System.getLogger(Launch.class.getName());
@@ -349,6 +351,12 @@ final class Launch {
     default void stopping(String reason, List<Integer> killing) {}
 
     default void escalated(List<Integer> ranks) {}
+
+    /** A job-control request of {@code requester} has the launcher kill {@code ranks}. */
+    default void killing(Proc requester, List<Integer> ranks) {}
+
+    /** A job-control request of {@code requester} sends {@code signal} to {@code ranks}. */
+    default void signalling(Proc requester, List<Integer> ranks, int signal) {}
   }
 
   private sealed interface Event {}
@@ -356,6 +364,13 @@ final class Launch {
   private record Exited(int rank, int code) implements Event {}
 
   private record Aborted(JobResult.Abort abort) implements Event {}
+
+  /** Job control: kill {@code ranks} (no failure of the job). */
+  private record KillRequest(Proc requester, List<Integer> ranks) implements Event {}
+
+  /** Job control: send {@code signal} to {@code ranks}. */
+  private record SignalRequest(Proc requester, List<Integer> ranks, int signal)
+      implements Event {}
 
   /** {@code grace}: how long the live ranks may still end by themselves before they are killed. */
   private record Stop(String reason, int status, boolean timeout, Duration grace)
@@ -431,7 +446,11 @@ final class Launch {
       wdirs.add(wdir);
       appData.add(new JobInfo.App(a.nprocs(), wdir, a.registeredArgv()));
     }
-    host.addJob(nspace, n, ids[0], ids[1], this::onAbort); // refuses a namespace in use
+    List<Integer> appSizes = new ArrayList<>();
+    for (App a : spec.apps()) {
+      appSizes.add(a.nprocs());
+    }
+    host.addJob(nspace, appSizes, ids[0], ids[1], listener()); // refuses a namespace in use
     synchronized (this) {
       registered = true;
     }
@@ -667,6 +686,33 @@ final class Launch {
     events.add(new Stop("timeout", JobResult.TIMEOUT_STATUS, true, Duration.ZERO));
   }
 
+  /** What the host tells this job of its processes' requests. */
+  private SingleNodeHost.JobListener listener() {
+    return new SingleNodeHost.JobListener() {
+      @Override
+      public void aborted(
+          Proc caller, Status status, @Nullable String message, List<Proc> targets) {
+        onAbort(caller, status, message, targets);
+      }
+
+      @Override
+      public void kill(Proc requester, List<Integer> ranks) {
+        events.add(new KillRequest(requester, List.copyOf(ranks)));
+      }
+
+      @Override
+      public void signal(Proc requester, List<Integer> ranks, int signal) {
+        events.add(new SignalRequest(requester, List.copyOf(ranks), signal));
+      }
+
+      @Override
+      public void terminate(Proc requester) {
+        // PRRTE halts its DVM: every job ends, and prterun exits 0.
+        stop("job control request of " + requester + " to terminate", 0);
+      }
+    };
+  }
+
   private void onAbort(Proc caller, Status status, @Nullable String message, List<Proc> targets) {
     List<Integer> ranks = new ArrayList<>();
     boolean all = targets.isEmpty();
@@ -699,6 +745,16 @@ final class Launch {
     boolean[] killed = new boolean[n];
     List<Integer> order = new ArrayList<>();
     int alive = n;
+    // The app of each rank and each app's live processes: the data store is told of each
+    // process's end and each app's (what was published with PMIX_PERSIST_PROC or _APP goes).
+    int[] appOf = new int[n];
+    int[] appAlive = new int[spec.apps().size()];
+    for (int a = 0, r = 0; a < appAlive.length; a++) {
+      appAlive[a] = spec.apps().get(a).nprocs();
+      for (int i = 0; i < appAlive[a]; i++, r++) {
+        appOf[r] = a;
+      }
+    }
     JobResult.Abort abort = null;
     boolean timedOut = false;
     String stopReason = null;
@@ -708,14 +764,19 @@ final class Launch {
     long escalateAt = Long.MAX_VALUE;
     @Nullable Stop graced = null; // a stop waiting for its grace to pass
     long gracedAt = Long.MAX_VALUE;
+    boolean[] onRequest = new boolean[n]; // killed because a job-control request asked
+    long requestedForceAt = Long.MAX_VALUE; // when those still alive get SIGKILL
     try {
       while (alive > 0) {
         long now = System.nanoTime();
         // An abort may spare some ranks: the deadline still holds for them.
         long wake =
             Math.min(
-                Math.min(timedOut || stopReason != null ? Long.MAX_VALUE : deadline, escalateAt),
-                gracedAt);
+                Math.min(
+                    Math.min(timedOut || stopReason != null ? Long.MAX_VALUE : deadline,
+                        escalateAt),
+                    gracedAt),
+                requestedForceAt);
         Event e;
         if (wake == Long.MAX_VALUE) {
           e = events.take();
@@ -723,6 +784,20 @@ final class Launch {
           e = events.poll(Math.max(0, wake - now), TimeUnit.NANOSECONDS);
         }
         now = System.nanoTime();
+        if (e == null && requestedForceAt != Long.MAX_VALUE && now - requestedForceAt >= 0) {
+          requestedForceAt = Long.MAX_VALUE;
+          List<Integer> late = new ArrayList<>();
+          for (int r = 0; r < n; r++) {
+            if (onRequest[r] && procs[r].isAlive()) {
+              late.add(r);
+            }
+          }
+          if (!late.isEmpty()) {
+            reporter.escalated(late);
+            killRanks(late, killed, true);
+          }
+          continue;
+        }
         if (e == null) {
           if (escalateAt != Long.MAX_VALUE && now - escalateAt >= 0) {
             List<Integer> live = liveRanks();
@@ -749,6 +824,10 @@ final class Launch {
             order.add(x.rank());
             alive--;
             Proc who = Proc.of(spec.nspace(), base + x.rank());
+            host.procEnded(who);
+            if (--appAlive[appOf[x.rank()]] == 0) {
+              host.appEnded(spec.nspace(), appOf[x.rank()]);
+            }
             reporter.exited(
                 new Exit(
                     spec.nspace(),
@@ -767,6 +846,28 @@ final class Launch {
             reporter.aborted(a.abort(), ranks(live));
             killRanks(live, killed, false);
             escalateAt = now + KILL_GRACE.toNanos();
+          }
+        } else if (e instanceof KillRequest k) {
+          if (abort == null && !timedOut && stopReason == null) {
+            List<Integer> live = new ArrayList<>(k.ranks());
+            live.removeIf(r -> ended[r] || killed[r]);
+            if (!live.isEmpty()) {
+              reporter.killing(k.requester(), live);
+              for (int r : live) {
+                onRequest[r] = true;
+              }
+              killRanks(live, killed, false);
+              requestedForceAt = now + KILL_GRACE.toNanos();
+            }
+          }
+        } else if (e instanceof SignalRequest q) {
+          List<Integer> live = new ArrayList<>(q.ranks());
+          live.removeIf(r -> ended[r]);
+          if (!live.isEmpty()) {
+            reporter.signalling(q.requester(), live, q.signal());
+            for (int r : live) {
+              signal(procs[r], q.signal());
+            }
           }
         } else if (e instanceof Stop s && !s.grace().isZero()) {
           if (graced == null) {
@@ -848,7 +949,36 @@ final class Launch {
             stopStatus,
             before,
             after,
-            elapsed));
+            elapsed,
+            requested(onRequest)));
+  }
+
+  private static java.util.Set<Integer> requested(boolean[] onRequest) {
+    java.util.Set<Integer> s = new java.util.TreeSet<>();
+    for (int r = 0; r < onRequest.length; r++) {
+      if (onRequest[r]) {
+        s.add(r);
+      }
+    }
+    return s;
+  }
+
+  /** Sends {@code signal} to {@code p} (kill(1): the JDK sends only SIGTERM and SIGKILL). */
+  private static void signal(Process p, int signal) {
+    try {
+      Process k =
+          new ProcessBuilder("kill", "-" + signal, Long.toString(p.pid()))
+              .redirectErrorStream(true)
+              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      if (!k.waitFor(10, TimeUnit.SECONDS)) {
+        k.destroyForcibly();
+      }
+    } catch (IOException e) {
+      LOG.log(Level.WARNING, "cannot send signal {0} to {1}: {2}", signal, p.pid(), e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** The ranks of the processes of indices {@code indices} here. */

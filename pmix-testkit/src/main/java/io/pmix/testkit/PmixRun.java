@@ -229,6 +229,8 @@ public final class PmixRun {
       OutputStream out = System.out;
       OutputStream errOut = System.err;
       String nspace = prefix + "@1";
+      LogChannels logs = new LogChannels(out, errOut, o.tagOutput());
+      host.logTo(logs);
       AtomicInteger jobSeq = new AtomicInteger(1);
       PMIxServer srv = server;
       SingleNodeHost h = host;
@@ -356,6 +358,7 @@ public final class PmixRun {
       for (Launch c : spawned) {
         JobResult unused = c.done().join();
       }
+      logs.close(); // the aggregated duplicates' counts, before the launcher's last word
       if (o.reportState() != null) {
         try {
           StateReport.write(o.reportState(), result);
@@ -548,6 +551,18 @@ public final class PmixRun {
     @Override
     public void stopping(String reason, List<Integer> killing) {
       err.println("pmixrun: " + reason + ": killing " + processes(killing));
+    }
+
+    @Override
+    public void killing(Proc requester, List<Integer> ranks) {
+      err.println("pmixrun: " + requester + " asked (job control) to kill " + processes(ranks)
+          + (onFailure != null ? " of a spawned job" : ""));
+    }
+
+    @Override
+    public void signalling(Proc requester, List<Integer> ranks, int signal) {
+      err.println("pmixrun: " + requester + " asked (job control) to send signal " + signal
+          + " to " + processes(ranks) + (onFailure != null ? " of a spawned job" : ""));
     }
 
     @Override

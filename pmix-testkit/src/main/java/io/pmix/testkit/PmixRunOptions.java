@@ -197,7 +197,8 @@ record PmixRunOptions(
       data not collected comes by direct modex from its node over TCP; publish/lookup go to
       the outer runtime's data service (or --dataserver); an abort of ranks on other nodes
       aborts the outer job, and a node whose processes failed aborts it with their status.
-      Not yet across nodes: MPMD (':'), PMIx_Spawn, connect/disconnect, groups (refused).
+      Not yet across nodes: MPMD (":"), PMIx_Spawn, connect/disconnect, groups and job
+      control (refused with NOT_SUPPORTED).
 
       Output of the processes is forwarded to pmixrun's stdout and stderr; rank 0 reads
       pmixrun's stdin, the others an empty input. A process of the job that dies after

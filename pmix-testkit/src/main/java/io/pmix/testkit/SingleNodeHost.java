@@ -81,8 +81,10 @@ import org.jspecify.annotations.Nullable;
  *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
  *       server ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,
  *       ownership, duplicates, {@code PMIX_WAIT} lookups with {@code PMIX_TIMEOUT}). Callers are
- *       identified by the uid and gid their job was registered with, in app 0 of the default
- *       session, on this node. A job's data goes when its launcher ends the job.
+ *       identified by the uid and gid their job was registered with, in their app of the default
+ *       session, on this node. What a process published with {@code PMIX_PERSIST_PROC} goes when
+ *       it exits, with {@code PMIX_PERSIST_APP} when every process of its app has exited, and the
+ *       rest of a job's data when its launcher ends the job.
  *   <li>Abort: answered at once, then reported to the launcher of the caller's job, which kills
  *       the processes (the caller waits for the answer, so it comes first).
  *   <li>Events: the server has already delivered them to the local clients; nobody else exists.
@@ -90,11 +92,32 @@ import org.jspecify.annotations.Nullable;
  *       is answered, anything else is {@code PMIX_ERR_NOT_FOUND}.
  *   <li>Tools (when the server accepts them): the interface's default, i.e. the server's own
  *       rules decide.
- *   <li>Job control: {@code PMIX_ERR_NOT_SUPPORTED}, what PRRTE answers to the declarations
- *       ({@code pmix.jctrl.preempt}, {@code pmix.jctrl.ckmethod}); PRRTE's kill, signal and
- *       terminate are not done here yet. The cleanup directives never get here: the server runs
- *       them. Monitors other than heartbeats (the server's) likewise.
- *   <li>Everything else (log, ...): {@code PMIX_ERR_NOT_SUPPORTED}.
+ *   <li>Job control, as PRRTE 3.0.14 does it: the first of these directives is done, after the
+ *       answer (SUCCESS, no results) has gone to the requester, which may itself be a target:
+ *       <ul>
+ *         <li>{@code pmix.jctrl.kill}: the named processes are killed (SIGTERM, SIGKILL after the
+ *             grace); as under PRRTE that is no failure: the job goes on with the others, ends
+ *             when they do, with their status, and nobody is told;
+ *         <li>{@code pmix.jctrl.sig} (a signal number): sent to the named processes; one it
+ *             kills has died of a signal, a failure that ends its job as any death does (the
+ *             survivors get PMIX_ERR_PROC_ABORTED; PRRTE also ends the job, and signals every
+ *             process of the first target's job whatever ranks were named);
+ *         <li>{@code pmix.jctrl.term} without targets: every job of this launcher is stopped
+ *             (exit status 0, PRRTE's DVM halt); with targets, as PRRTE, NOT_SUPPORTED.
+ *       </ul>
+ *       The named processes: a target at rank WILDCARD is its whole job; no targets at all is
+ *       every job of this launcher (PRRTE's NULL target list); targets naming none of this
+ *       launcher's processes are {@code PMIX_ERR_NOT_FOUND} (PRRTE skips them and succeeds).
+ *       Anything else ({@code pmix.jctrl.preempt}, {@code pmix.jctrl.ckmethod}, pause, resume,
+ *       checkpoint, restart, {@code pmix.jctrl.defpset}...) is {@code PMIX_ERR_NOT_SUPPORTED}
+ *       when nothing above is asked, or when it is flagged required (PRRTE ignores the flag). The
+ *       cleanup directives never get here alone: the server runs them. Monitors other than
+ *       heartbeats (the server's) are {@code PMIX_ERR_NOT_SUPPORTED}.
+ *   <li>Log: with the launcher's {@link LogChannels} attached ({@code pmixrun}), {@code
+ *       pmix.log.stdout} and {@code pmix.log.stderr} go to the launcher's stdout and stderr (see
+ *       there for once, aggregation and the channels refused); without, {@code
+ *       PMIX_ERR_NOT_SUPPORTED}.
+ *   <li>Everything else: {@code PMIX_ERR_NOT_SUPPORTED}.
  * </ul>
  *
  * <p>Thread-safe. Owns its {@link DataService}, closed by {@link #close()} (after the server is
@@ -103,20 +126,55 @@ import org.jspecify.annotations.Nullable;
 public final class SingleNodeHost implements HostModule, AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SingleNodeHost.class.getName());
 
-  /** What a launcher learns about one of its jobs. */
+  /**
+   * What a launcher learns about one of its jobs, and what it is asked to do to it. Called on a
+   * thread of its own once the requester's answer is on its way.
+   */
   interface JobListener {
     /** A process of the job called {@code PMIx_Abort}; the answer to it is already on its way. */
     void aborted(Proc caller, Status status, @Nullable String message, List<Proc> targets);
+
+    /**
+     * {@code requester} asked (job control, {@code pmix.jctrl.kill}) to kill {@code ranks} of the
+     * job (SIGTERM, SIGKILL after the grace): their deaths are no failure of the job, which goes
+     * on with the others.
+     */
+    void kill(Proc requester, List<Integer> ranks);
+
+    /**
+     * {@code requester} asked ({@code pmix.jctrl.sig}) to send {@code signal} to {@code ranks}: a
+     * process it kills dies as if by any other signal (a failure that ends the job).
+     */
+    void signal(Proc requester, List<Integer> ranks, int signal);
+
+    /** {@code requester} asked ({@code pmix.jctrl.term}) to end the job: every process goes. */
+    void terminate(Proc requester);
   }
 
-  /** One job: its size and ids, who to tell, and which of its ranks connected and finalized. */
+  /**
+   * One job: its size, its apps' sizes (app 0's ranks first), its ids, who to tell, and which of
+   * its ranks connected and finalized.
+   */
   private record Job(
       int nprocs,
+      List<Integer> appSizes,
       int uid,
       int gid,
       JobListener listener,
       Set<Integer> connected,
-      Set<Integer> finalized) {}
+      Set<Integer> finalized) {
+    /** The app of {@code rank}, or {@link Identity#UNKNOWN} for a rank beyond the job. */
+    int appOf(int rank) {
+      int first = 0;
+      for (int a = 0; a < appSizes.size(); a++) {
+        first += appSizes.get(a);
+        if (rank >= 0 && rank < first) {
+          return a;
+        }
+      }
+      return Identity.UNKNOWN;
+    }
+  }
 
   /** Starts the jobs clients spawn: what the launcher that owns this host plugs in. */
   interface Spawner {
@@ -133,6 +191,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   }
 
   private volatile @Nullable Spawner spawner;
+  private volatile @Nullable LogChannels logs;
 
   /**
    * How the host of one node of a job spread over several nodes reaches the others: what pmixrun
@@ -202,15 +261,26 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     this.otherNodes = requireNonNull(o, "o");
   }
 
+  /** Serves clients' {@code PMIx_Log} through {@code l} (the launcher's stdout and stderr). */
+  void logTo(LogChannels l) {
+    this.logs = requireNonNull(l, "l");
+  }
+
   /** Lets clients spawn jobs, started by {@code s}. */
   void spawner(Spawner s) {
     this.spawner = requireNonNull(s, "s");
   }
 
-  void addJob(String nspace, int nprocs, int uid, int gid, JobListener listener) {
+  /** A job of the apps of {@code appSizes} processes each (app 0's ranks first). */
+  void addJob(String nspace, List<Integer> appSizes, int uid, int gid, JobListener listener) {
+    int nprocs = 0;
+    for (int size : appSizes) {
+      nprocs = Math.addExact(nprocs, size);
+    }
     Job j =
         new Job(
             nprocs,
+            List.copyOf(appSizes),
             uid,
             gid,
             listener,
@@ -242,20 +312,44 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     return j != null && j.finalized().contains(proc.rank());
   }
 
+  /**
+   * The process {@code proc} of a job of this host has exited: waits (briefly) until the store
+   * has dropped what it published with {@code PMIX_PERSIST_PROC}.
+   */
+  void procEnded(Proc proc) {
+    if (jobs.containsKey(proc.nspace())) {
+      ended(data.procEnded(proc), "process " + proc);
+    }
+  }
+
+  /**
+   * Every process of app {@code app} of the job {@code nspace} has exited: waits (briefly) until
+   * the store has dropped what they published with {@code PMIX_PERSIST_APP}.
+   */
+  void appEnded(String nspace, int app) {
+    if (jobs.containsKey(nspace)) {
+      ended(data.appEnded(nspace, app), "app " + app + " of " + nspace);
+    }
+  }
+
   /** The job ended: forgets it, and waits (briefly) until the store has dropped its data. */
   void removeJob(String nspace) {
     if (jobs.remove(nspace) == null) {
       return;
     }
+    ended(data.namespaceEnded(nspace), nspace);
+  }
+
+  private static void ended(CompletionStage<Status> told, String what) {
     try {
-      Status s = data.namespaceEnded(nspace).toCompletableFuture().get(5, TimeUnit.SECONDS);
+      Status s = told.toCompletableFuture().get(5, TimeUnit.SECONDS);
       if (!s.isSuccess()) {
-        LOG.log(Level.WARNING, "the data store could not end {0}: {1}", nspace, s);
+        LOG.log(Level.WARNING, "the data store could not end {0}: {1}", what, s);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (ExecutionException | TimeoutException e) {
-      LOG.log(Level.WARNING, "the data store did not end {0}: {1}", nspace, e.toString());
+      LOG.log(Level.WARNING, "the data store did not end {0}: {1}", what, e.toString());
     }
   }
 
@@ -265,7 +359,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
       // Not one of ours (registered by hand on the server): what the server attached.
       return fallback.resolve(proc, info);
     }
-    return new Identity(proc, j.uid(), j.gid(), 0, Identity.UNKNOWN, hostname);
+    return new Identity(proc, j.uid(), j.gid(), j.appOf(proc.rank()), Identity.UNKNOWN, hostname);
   }
 
   @Override
@@ -370,6 +464,138 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
           new PmixException(Status.ERR_NOT_FOUND, "no answer to " + queries));
     }
     return CompletableFuture.completedFuture(answers);
+  }
+
+  /**
+   * Job control, as PRRTE 3.0.14 does it for its own jobs: the first of {@code pmix.jctrl.kill},
+   * {@code pmix.jctrl.sig} and {@code pmix.jctrl.term} (the latter without targets only) among the
+   * directives is done, after the answer (SUCCESS, no results) has gone; see the class comment.
+   */
+  @Override
+  public CompletionStage<List<Info>> jobControl(
+      Proc requester, List<Proc> targets, List<Info> directives) {
+    if (otherNodes != null) {
+      // Its targets' ranks would be other nodes' too: not done across nodes yet.
+      return acrossNodes("PMIx_Job_control");
+    }
+    Info act = null;
+    for (Info d : directives) {
+      String k = d.key();
+      if (k.startsWith("pmix.clnup.") || k.equals(Keys.REGISTER_CLEANUP.name())
+          || k.equals(Keys.REGISTER_CLEANUP_DIR.name())) {
+        continue; // the server's, already done
+      }
+      boolean ours =
+          (k.equals(Keys.JOB_CTRL_KILL.name()) && flag(d.value()))
+              || k.equals(Keys.JOB_CTRL_SIGNAL.name())
+              || (k.equals(Keys.JOB_CTRL_TERMINATE.name()) && flag(d.value())
+                  && targets.isEmpty());
+      if (ours) {
+        if (act == null) {
+          act = d;
+        }
+      } else if (d.isRequired()) {
+        return notSupported("this launcher does not do the required job-control directive " + k
+            + (k.equals(Keys.JOB_CTRL_TERMINATE.name()) ? " with targets" : ""));
+      }
+    }
+    if (act == null) {
+      return notSupported("this launcher acts on pmix.jctrl.kill, pmix.jctrl.sig and"
+          + " pmix.jctrl.term (without targets) only");
+    }
+    int signal = 0;
+    if (act.key().equals(Keys.JOB_CTRL_SIGNAL.name())) {
+      try {
+        signal = act.value().asInt();
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(
+            new PmixException(Status.ERR_BAD_PARAM, "pmix.jctrl.sig takes a signal number"));
+      }
+      if (signal < 0 || signal > 64) {
+        return CompletableFuture.failedFuture(
+            new PmixException(Status.ERR_BAD_PARAM, "no signal " + signal));
+      }
+    }
+    // The processes named: a WILDCARD target is its whole job; no target at all is every job of
+    // this launcher (PRRTE's NULL target list); names of nothing here are skipped, as PRRTE does.
+    Map<String, List<Integer>> named = new java.util.LinkedHashMap<>();
+    if (targets.isEmpty()) {
+      for (Map.Entry<String, Job> e : jobs.entrySet()) {
+        named.put(e.getKey(), allRanks(e.getValue()));
+      }
+    } else {
+      for (Proc t : targets) {
+        Job j = jobs.get(t.nspace());
+        if (j == null) {
+          continue;
+        }
+        List<Integer> ranks = named.computeIfAbsent(t.nspace(), x -> new ArrayList<>());
+        if (t.rank() == Proc.RANK_WILDCARD) {
+          ranks.clear();
+          ranks.addAll(allRanks(j));
+        } else if (t.rank() >= 0 && t.rank() < j.nprocs() && !ranks.contains(t.rank())) {
+          ranks.add(t.rank());
+        }
+      }
+      named.values().removeIf(List::isEmpty);
+    }
+    if (named.isEmpty()) {
+      return CompletableFuture.failedFuture(
+          new PmixException(Status.ERR_NOT_FOUND, "no process of this launcher among " + targets));
+    }
+    String key = act.key();
+    int sig = signal;
+    CompletableFuture<Void> unused =
+        CompletableFuture.runAsync(
+                () -> {
+                  for (Map.Entry<String, List<Integer>> e : named.entrySet()) {
+                    Job j = jobs.get(e.getKey());
+                    if (j == null) {
+                      continue; // ended meanwhile
+                    }
+                    JobListener l = j.listener();
+                    if (key.equals(Keys.JOB_CTRL_KILL.name())) {
+                      l.kill(requester, List.copyOf(e.getValue()));
+                    } else if (key.equals(Keys.JOB_CTRL_SIGNAL.name())) {
+                      l.signal(requester, List.copyOf(e.getValue()), sig);
+                    } else {
+                      l.terminate(requester);
+                    }
+                  }
+                })
+            .exceptionally(
+                e -> {
+                  LOG.log(Level.ERROR, "job control failed", e);
+                  return null;
+                });
+    return CompletableFuture.completedFuture(List.of());
+  }
+
+  private static List<Integer> allRanks(Job j) {
+    List<Integer> l = new ArrayList<>();
+    for (int r = 0; r < j.nprocs(); r++) {
+      l.add(r);
+    }
+    return l;
+  }
+
+  /** C's PMIX_INFO_TRUE: a true BOOL, or a flag without a value. */
+  private static boolean flag(Value v) {
+    return v instanceof Value.Undef || (v instanceof Value.Bool b && b.value());
+  }
+
+  private static <T> CompletionStage<T> notSupported(String why) {
+    return CompletableFuture.failedFuture(new PmixException(Status.ERR_NOT_SUPPORTED, why));
+  }
+
+  @Override
+  public CompletionStage<Void> log(Proc requester, List<Info> data, List<Info> directives) {
+    LogChannels l = logs;
+    if (l == null) {
+      return CompletableFuture.failedFuture(
+          new PmixException(Status.ERR_NOT_SUPPORTED, "no launcher output to log to"));
+    }
+    return l.log(requester, data, directives);
   }
 
   @Override
@@ -493,9 +719,16 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
         && v.value().split(":", 2)[0].equalsIgnoreCase("none");
   }
 
-  /** Closes the publish/lookup service (waiting lookups fail). Idempotent. */
+  /**
+   * Closes the publish/lookup service (waiting lookups fail) and prints the log's aggregated
+   * duplicates not yet told. Idempotent.
+   */
   @Override
   public void close() {
+    LogChannels l = logs;
+    if (l != null) {
+      l.close();
+    }
     data.close();
   }
 }

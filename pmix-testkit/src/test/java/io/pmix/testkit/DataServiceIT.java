@@ -24,6 +24,8 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The publish/lookup rules of docs/dataserver.md as real OpenPMIx 4.2.2
@@ -101,6 +103,17 @@ class DataServiceIT {
       }
     }
     throw new AssertionError("no answer #" + nth + " to " + step + " " + key + " in " + rs);
+  }
+
+  private static void assertStatus(Status want, Result got, PmixRunProcess p) {
+    assertEquals(want, got.status(), () -> got + "\n" + p.describe());
+  }
+
+  private static void assertFound(String value, String publisherNspace, Result got,
+      PmixRunProcess p) {
+    assertEquals(Status.SUCCESS, got.status(), () -> got + "\n" + p.describe());
+    assertEquals(value, got.value(), () -> got + "\n" + p.describe());
+    assertEquals(publisherNspace, got.publisherNspace(), () -> got + "\n" + p.describe());
   }
 
   private static void assertStatus(Status want, Result got, JobResult job) {
@@ -430,6 +443,74 @@ class DataServiceIT {
       ds.destroy();
       if (!ds.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)) {
         ds.destroyForcibly();
+      }
+    }
+  }
+
+  /**
+   * PMIX_PERSIST_PROC data goes when its publisher exits, PMIX_PERSIST_APP data when every process
+   * of the publisher's app has exited, PMIX_PERSIST_SESSION data stays: under pmixrun with its
+   * embedded store and with a standalone pmix-dataserver, a job of two apps (rank 0; ranks 1 and
+   * 2). Rank 1 publishes one key of each, all of them see the three after a fence, rank 1 exits
+   * after a second fence; rank 0 waits until the PROC key is gone (the exit's effect: its
+   * lookups answer NOT_FOUND) and still finds the APP key (rank 2 of the app lives); rank 2
+   * exits when rank 0 says so, and rank 0 waits until the APP key is gone; the SESSION key is
+   * still found. (PRRTE 3.0.14 keeps PROC and APP data until the job ends: libpmix-facts.md §4.)
+   */
+  @ParameterizedTest(name = "standalone data server: {0}")
+  @ValueSource(booleans = {false, true})
+  void persistProcAndAppDataGoWithTheirProcessAndApp(boolean standalone) throws Exception {
+    Path sync = sharedDir();
+    String go = sync.resolve("rank2-go").toString();
+    List<String> steps = List.of(
+        "--rank", "1", "--persist", "proc", "publish:p1=proc-data",
+        "--rank", "1", "--persist", "app", "publish:a1=app-data",
+        "--rank", "1", "--persist", "session", "publish:s1=session-data",
+        "fence", "lookup:p1", "lookup:a1", "lookup:s1", "fence",
+        "--rank", "1", "finalize",
+        "--rank", "0", "gone:p1", "--rank", "0", "lookup:a1", "--rank", "0", "touch:" + go,
+        "--rank", "2", "await:" + go, "--rank", "2", "finalize",
+        "--rank", "0", "gone:a1", "--rank", "0", "lookup:s1", "--rank", "0", "finalize");
+    Process ds = null;
+    List<String> args = new ArrayList<>(List.of("--timeout", "90"));
+    if (standalone) {
+      ds = new ProcessBuilder(
+              PmixRunProcess.repoRoot().resolve("bin/pmix-dataserver").toString(),
+              "--port", "0", "--bind", "127.0.0.1")
+          .redirectError(sync.resolve("dataserver.err").toFile())
+          .start();
+      args.addAll(List.of("--dataserver", listeningAddress(ds, sync)));
+    }
+    try {
+      args.addAll(List.of("-n", "1", client()));
+      args.addAll(steps);
+      args.addAll(List.of(":", "-n", "2", client()));
+      args.addAll(steps);
+      PmixRunProcess p = PmixRunProcess.run(LIMIT, args.toArray(new String[0]));
+      assertEquals(0, p.exit(), p::describe);
+      List<Result> rs = p.stdout().lines().map(DataServiceIT::parse)
+          .filter(x -> x != null).toList();
+      String nspace = rs.stream().filter(x -> x.step().equals("init")).findFirst().orElseThrow()
+          .key();
+      for (int rank = 0; rank < 3; rank++) {
+        int r = rank;
+        List<Result> mine = rs.stream().filter(x -> x.rank() == r).toList();
+        assertFound("proc-data", nspace, answer(mine, "lookup", "p1", 0), p);
+        assertFound("app-data", nspace, answer(mine, "lookup", "a1", 0), p);
+        assertFound("session-data", nspace, answer(mine, "lookup", "s1", 0), p);
+      }
+      List<Result> zero = rs.stream().filter(x -> x.rank() == 0).toList();
+      assertStatus(Status.ERR_NOT_FOUND, answer(zero, "gone", "p1", 0), p);
+      // Rank 2, of the publisher's app, still runs: the APP key stays.
+      assertFound("app-data", nspace, answer(zero, "lookup", "a1", 1), p);
+      assertStatus(Status.ERR_NOT_FOUND, answer(zero, "gone", "a1", 0), p);
+      assertFound("session-data", nspace, answer(zero, "lookup", "s1", 1), p);
+    } finally {
+      if (ds != null) {
+        ds.destroy();
+        if (!ds.waitFor(Timing.seconds(10).toMillis(), TimeUnit.MILLISECONDS)) {
+          ds.destroyForcibly();
+        }
       }
     }
   }

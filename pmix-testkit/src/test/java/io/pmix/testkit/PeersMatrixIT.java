@@ -110,10 +110,11 @@ class PeersMatrixIT {
       }
       case "simpjctrl" -> {
         // The reference launcher's answer (#16): the server hands PMIx_Job_control_nb's
-        // pmix.jctrl.preempt and pmix.jctrl.ckmethod to the launcher, which acts on neither and
-        // says NOT_SUPPORTED (-47), as prterun 3.0.14 does with this client (exit 209 there too;
-        // OpenPMIx's simptest answers every job control with success). JobControlIT has the
-        // job control a launcher-less server does itself (cleanup directories).
+        // pmix.jctrl.preempt and pmix.jctrl.ckmethod to the launcher, which (like PRRTE) acts on
+        // kill, signal and terminate only and says NOT_SUPPORTED (-47), as prterun 3.0.14 does
+        // with this client (exit 209 there too; OpenPMIx's simptest answers every job control
+        // with success). JobControlIT has the cleanup directories (the server's) and the
+        // launcher's kill, signal and terminate.
         assertEquals(209, p.exit(), p::describe);
         assertTrue(all.contains("Callback recvd with status -47"), p::describe);
         assertTrue(all.contains("PMIx_Job_control_nb failed: -47"), p::describe);

@@ -171,9 +171,16 @@ public final class Admission {
     throw new Refused("security module " + req.psecModule() + " not offered");
   }
 
-  /** The codec the connector speaks: bfrops {@code v41} or {@code v4}, and its buffer type. */
+  /**
+   * The codec the connector speaks: bfrops {@code v41} or {@code v4}, and its buffer type. OpenPMIx
+   * 6.1.0's and master's {@code v51} and {@code v61} (what their tools announce) are the same
+   * codec: each module registers the base pack and unpack functions of its library, which never
+   * look at the module, for every type of v41, and only adds types that v41 lacks (devices,
+   * resource units and blocks, node pids; master also allocation inheritance and REGEX2), which
+   * our codec refuses as it does any unknown type (docs/codec.md).
+   */
   static WireFormat format(ConnectRequest req) throws Refused {
-    if (!req.bfropsModule().equals("v41") && !req.bfropsModule().equals("v4")) {
+    if (!V41_CODEC.contains(req.bfropsModule())) {
       throw new Refused("bfrops module " + req.bfropsModule() + " not supported");
     }
     try {
@@ -182,6 +189,9 @@ public final class Admission {
       throw new Refused("buffer type " + req.bufferType());
     }
   }
+
+  /** The bfrops modules whose wire format is v41's. */
+  private static final java.util.Set<String> V41_CODEC = java.util.Set.of("v41", "v4", "v51", "v61");
 
   private static Optional<Object> reject(ConnectRequest req, String why) {
     LOG.log(Level.INFO, "refusing connection {0}: {1}", req, why);
