@@ -508,17 +508,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
             "a fence across nodes of a nested pmixrun spans only its job " + layout.nspace()
                 + ", not " + p.nspace());
       }
-      if (p.rank() == Proc.RANK_WILDCARD) {
-        for (int n = 0; n < nodes.size(); n++) {
-          if (!layout.ranksOn(n).isEmpty()) {
-            at.add(n);
-          }
-        }
-      } else if (layout.nodeOf(p.rank()) >= 0) {
-        at.add(layout.nodeOf(p.rank()));
-      } else {
-        throw new PmixException(Status.ERR_BAD_PARAM, "no process " + p + " in the job");
-      }
+      layout.addNodesOf(p, at);
     }
     return at;
   }

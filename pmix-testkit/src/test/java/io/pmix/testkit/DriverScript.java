@@ -7,9 +7,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * Runs one of the reliability scripts' drivers (bin/lib/*.py) for a bounded IT: in {@code out},
@@ -46,6 +48,47 @@ final class DriverScript {
       throw new AssertionError(what + " did not end within " + scaled + "\n" + read(log));
     }
     return new Result(read(log), p.exitValue());
+  }
+
+  /** A prerequisite of a driver: when missing, fails under CI (interop required), else skips. */
+  static void require(boolean ok, String why) {
+    if (!ok) {
+      if (PmixTestExtension.interopRequired()) {
+        throw new AssertionError(why + " (required here: CI=true or pmix.interop.required=true)");
+      }
+      Assumptions.abort(why);
+    }
+  }
+
+  /** {@code target/<name>} of the module under test, created: the driver's directory. */
+  static Path outDir(String name) throws IOException {
+    Path out = Path.of(System.getProperty("basedir", ".")).toAbsolutePath().resolve("target/" + name);
+    Files.createDirectories(out);
+    return out;
+  }
+
+  /**
+   * The arguments every driver takes, in its bounded form: {@code python3 bin/lib/<driver>
+   * --quick --out OUT --client CLIENT --java JAVA --jcmd JCMD --cp CP} (the kit's own classes and
+   * its runtime dependencies, what bin/pmixrun runs on), then {@code extra}. Requires jcmd.
+   */
+  static List<String> quickCommand(String driver, Path out, Path client, String... extra)
+      throws IOException {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    require(Files.isExecutable(jcmd), "jcmd is not in " + jcmd.getParent());
+    Path module = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
+    String cp =
+        module.resolve("target/classes") + File.pathSeparator
+            + Files.readString(module.resolve("target/classpath.txt"), UTF_8).strip();
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(
+                "python3", PmixRunProcess.repoRoot().resolve("bin/lib/" + driver).toString(),
+                "--quick", "--out", out.toString(), "--client", client.toString(),
+                "--java", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--jcmd", jcmd.toString(), "--cp", cp));
+    cmd.addAll(List.of(extra));
+    return cmd;
   }
 
   private static String read(Path f) throws IOException {

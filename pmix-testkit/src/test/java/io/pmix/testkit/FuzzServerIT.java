@@ -1,18 +1,14 @@
 package io.pmix.testkit;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -38,26 +34,8 @@ class FuzzServerIT {
   @Timeout(value = 4, unit = TimeUnit.MINUTES)
   void hostileConnectionsLeaveTheServerAndTheJobIntact() throws IOException, InterruptedException {
     Path client = CCompiler.clientCheck(); // a missing C toolchain skips, or fails in CI
-    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-    if (!Files.isExecutable(jcmd)) {
-      String why = "jcmd is not in " + jcmd.getParent();
-      if (PmixTestExtension.interopRequired()) {
-        throw new AssertionError(why + " (required here: CI=true or pmix.interop.required=true)");
-      }
-      Assumptions.abort(why);
-    }
-    Path module = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
-    Path out = module.resolve("target/fuzz-server-it");
-    Files.createDirectories(out);
-    String cp =
-        module.resolve("target/classes") + File.pathSeparator
-            + Files.readString(module.resolve("target/classpath.txt"), UTF_8).strip();
-    List<String> cmd =
-        List.of(
-            "python3", PmixRunProcess.repoRoot().resolve("bin/lib/fuzz_server.py").toString(),
-            "--quick", "--out", out.toString(), "--client", client.toString(),
-            "--java", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--jcmd", jcmd.toString(), "--cp", cp);
+    Path out = DriverScript.outDir("fuzz-server-it");
+    List<String> cmd = DriverScript.quickCommand("fuzz_server.py", out, client);
     DriverScript.Result r =
         DriverScript.run("fuzz-server", cmd, out, Duration.ofMinutes(3), Map.of());
     String text = r.text();

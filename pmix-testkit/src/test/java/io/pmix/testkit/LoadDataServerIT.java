@@ -1,18 +1,14 @@
 package io.pmix.testkit;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -36,26 +32,8 @@ class LoadDataServerIT {
   void publishersAndWaitingLookupsSurviveKilledClientsWithinTheCap()
       throws IOException, InterruptedException {
     Path client = CCompiler.compile(Path.of("src/main/c/ds_load.c")); // no toolchain: skip/fail
-    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
-    if (!Files.isExecutable(jcmd)) {
-      String why = "jcmd is not in " + jcmd.getParent();
-      if (PmixTestExtension.interopRequired()) {
-        throw new AssertionError(why + " (required here: CI=true or pmix.interop.required=true)");
-      }
-      Assumptions.abort(why);
-    }
-    Path module = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
-    Path out = module.resolve("target/load-dataserver-it");
-    Files.createDirectories(out);
-    String cp =
-        module.resolve("target/classes") + File.pathSeparator
-            + Files.readString(module.resolve("target/classpath.txt"), UTF_8).strip();
-    List<String> cmd =
-        List.of(
-            "python3", PmixRunProcess.repoRoot().resolve("bin/lib/load_dataserver.py").toString(),
-            "--quick", "--out", out.toString(), "--client", client.toString(),
-            "--java", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--jcmd", jcmd.toString(), "--cp", cp);
+    Path out = DriverScript.outDir("load-dataserver-it");
+    List<String> cmd = DriverScript.quickCommand("load_dataserver.py", out, client);
     DriverScript.Result r =
         DriverScript.run("load-dataserver", cmd, out, Duration.ofMinutes(4), Map.of());
     String text = r.text();

@@ -56,15 +56,7 @@ class MpirunMixedIT {
       throw CPrograms.unavailable("Open MPI's mpirun is not installed (Debian: openmpi-bin)");
     }
     List<String> java =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            System.getProperty("java.class.path"),
-            JavaDemoClient.class.getName(),
-            "--no-publish",
-            "--strict-scope");
+        JavaDemoClient.command("--no-publish", "--strict-scope");
     List<String> c =
         List.of(
             CCompiler.clientCheck().toString(),

@@ -112,8 +112,7 @@ class NestedIT {
     // Even ranks Java, odd ranks C: one command choosing by the rank the server gave it.
     Path script = Files.createTempFile(Path.of(System.getProperty("java.io.tmpdir")), "mixed", ".sh");
     try {
-      List<String> java = new ArrayList<>(javaCommand());
-      java.add("--strict-scope");
+      List<String> java = JavaDemoClient.command("--no-publish", "--strict-scope");
       List<String> c =
           clientCheck(
               "--strict-scope", "--init", "--put", "--commit", "--fence-collect", "--get-peers",
@@ -227,16 +226,5 @@ class NestedIT {
         .filter(l -> l.startsWith("STEP " + name + " "))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no " + name + " step in " + lines));
-  }
-
-  private static List<String> javaCommand() {
-    return List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",
-        "-cp",
-        System.getProperty("java.class.path"),
-        JavaDemoClient.class.getName(),
-        "--no-publish");
   }
 }

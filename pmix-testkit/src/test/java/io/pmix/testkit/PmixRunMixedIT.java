@@ -34,15 +34,7 @@ class PmixRunMixedIT {
 
   private static void mixed(int n, boolean javaEven) {
     List<String> java =
-        List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-cp",
-            System.getProperty("java.class.path"),
-            JavaDemoClient.class.getName(),
-            "--no-publish",
-            "--strict-scope");
+        JavaDemoClient.command("--no-publish", "--strict-scope");
     List<String> c =
         List.of(
             CCompiler.clientCheck().toString(), "--strict-scope", "--init", "--put", "--commit",

@@ -1,6 +1,5 @@
 package io.pmix.testkit;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,7 +11,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -36,23 +34,10 @@ class SoakIT {
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
   void fourHundredCyclesPerPhaseStayFlat() throws IOException, InterruptedException {
     Path client = CCompiler.clientCheck(); // a missing C toolchain skips, or fails in CI
-    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     Path pps = onPath("pps");
-    require(Files.isExecutable(jcmd), "jcmd is not in " + jcmd.getParent());
-    require(pps != null, "libpmix's pps is not on the PATH (Debian: libpmix-bin)");
-    Path module = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
-    Path out = module.resolve("target/soak-it");
-    Files.createDirectories(out);
-    // The kit's own classes and its runtime dependencies: what bin/pmixrun runs on.
-    String cp =
-        module.resolve("target/classes") + File.pathSeparator
-            + Files.readString(module.resolve("target/classpath.txt"), UTF_8).strip();
-    List<String> cmd =
-        List.of(
-            "python3", PmixRunProcess.repoRoot().resolve("bin/lib/soak.py").toString(),
-            "--quick", "--out", out.toString(), "--client", client.toString(),
-            "--java", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "--jcmd", jcmd.toString(), "--pps", pps.toString(), "--cp", cp);
+    DriverScript.require(pps != null, "libpmix's pps is not on the PATH (Debian: libpmix-bin)");
+    Path out = DriverScript.outDir("soak-it");
+    List<String> cmd = DriverScript.quickCommand("soak.py", out, client, "--pps", pps.toString());
     DriverScript.Result r = DriverScript.run("soak", cmd, out, Duration.ofMinutes(4), Map.of());
     String text = r.text();
     for (String phase : List.of("c", "java", "tool")) {
@@ -74,14 +59,5 @@ class SoakIT {
       }
     }
     return null;
-  }
-
-  private static void require(boolean ok, String why) {
-    if (!ok) {
-      if (PmixTestExtension.interopRequired()) {
-        throw new AssertionError(why + " (required here: CI=true or pmix.interop.required=true)");
-      }
-      Assumptions.abort(why);
-    }
   }
 }

@@ -255,17 +255,7 @@ public final class ClusterHost implements HostModule {
         throw new PmixException(
             Status.ERR_INVALID_NAMESPACE, "namespace " + p.nspace() + " is not in the cluster");
       }
-      if (p.rank() == Proc.RANK_WILDCARD) {
-        for (int n = 0; n < job.nodeSlots(); n++) {
-          if (!job.ranksOn(n).isEmpty()) {
-            nodes.add(n);
-          }
-        }
-      } else if (job.nodeOf(p.rank()) >= 0) {
-        nodes.add(job.nodeOf(p.rank()));
-      } else {
-        throw new PmixException(Status.ERR_BAD_PARAM, "no process " + p + " in the cluster");
-      }
+      job.addNodesOf(p, nodes);
     }
     return nodes;
   }

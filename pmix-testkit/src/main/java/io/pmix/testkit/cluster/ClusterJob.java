@@ -7,11 +7,14 @@ import com.google.common.collect.ImmutableList;
 import io.pmix.common.DataArray;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
+import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
+import io.pmix.common.Status;
 import io.pmix.common.Value;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.SortedSet;
 import java.util.stream.Collectors;
 
 /**
@@ -112,6 +115,26 @@ public final class ClusterJob {
   /** The node hosting {@code rank}, or -1 if the job has no such rank. */
   public int nodeOf(int rank) {
     return rank >= 0 && rank < nodeOfRank.length ? nodeOfRank[rank] : -1;
+  }
+
+  /**
+   * The nodes hosting {@code proc} of this job: its node, or for rank WILDCARD every node that
+   * hosts a rank. Adds them to {@code into}.
+   *
+   * @throws PmixException with {@code ERR_BAD_PARAM} if the job has no such rank
+   */
+  public void addNodesOf(Proc proc, SortedSet<Integer> into) {
+    if (proc.rank() == Proc.RANK_WILDCARD) {
+      for (int n = 0; n < ranksByNode.size(); n++) {
+        if (!ranksByNode.get(n).isEmpty()) {
+          into.add(n);
+        }
+      }
+    } else if (nodeOf(proc.rank()) >= 0) {
+      into.add(nodeOf(proc.rank()));
+    } else {
+      throw new PmixException(Status.ERR_BAD_PARAM, "no process " + proc + " in " + nspace);
+    }
   }
 
   /** The process {@code rank} of this job. */

@@ -10,6 +10,8 @@ import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
@@ -41,6 +43,21 @@ public final class JavaDemoClient {
   private static final int TIMEOUT_S = 60;
 
   private JavaDemoClient() {}
+
+  /**
+   * The command line that runs this client with {@code args} in a new JVM of the running one's
+   * Java and class path, tuned for short runs (serial GC, C1 only): what a test's launcher
+   * starts as a Java rank.
+   */
+  public static List<String> command(String... args) {
+    List<String> l = new ArrayList<>();
+    l.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    l.addAll(List.of("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp"));
+    l.add(System.getProperty("java.class.path"));
+    l.add(JavaDemoClient.class.getName());
+    l.addAll(Arrays.asList(args));
+    return l;
+  }
 
   public static void main(String[] args) {
     boolean publish = true;

@@ -129,14 +129,7 @@ class SrunIT {
 
   /** The java command line of a JavaDemoClient rank (this JVM's class path). */
   static List<String> javaCommand() {
-    return List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",
-        "-cp",
-        System.getProperty("java.class.path"),
-        JavaDemoClient.class.getName(),
-        "--no-publish");
+    return JavaDemoClient.command("--no-publish");
   }
 
   /** What one srun printed, by rank (srun -l labels every line "rank: "). */
