@@ -163,10 +163,16 @@ final class OutputPump {
     if (t == null || prefix == null) {
       return;
     }
+    // One write of tag and line: System.out flushes at every write (autoflush), and a launcher
+    // above us (a nested pmixrun's mpirun) forwards each write as it comes, interleaving others'
+    // output between a tag and its line.
+    byte[] whole = new byte[prefix.length + line.size()];
+    System.arraycopy(prefix, 0, whole, 0, prefix.length);
+    byte[] body = line.toByteArray();
+    System.arraycopy(body, 0, whole, prefix.length, body.length);
     synchronized (t) {
       try {
-        t.write(prefix);
-        line.writeTo(t);
+        t.write(whole);
         t.flush();
       } catch (IOException e) {
         // As above.

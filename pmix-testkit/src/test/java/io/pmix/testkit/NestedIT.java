@@ -24,8 +24,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * {@code pmixrun} nested under a real outer PMIx runtime, three pmixruns of two processes each
  * (each outer rank a node of its own, though all run on this machine): under Open MPI 4.1's
- * {@code mpirun} (libpmix 4.2.2, default settings) and under Slurm 22.05's {@code srun
- * --mpi=pmix}. The processes are unmodified libpmix 4.2.2 clients ({@code pmix_client_check}),
+ * {@code mpirun} (libpmix 4.2.2, default settings), under Slurm 22.05's {@code srun
+ * --mpi=pmix} and under PRRTE 3.0.14's {@code prterun}. The processes are unmodified libpmix 4.2.2 clients ({@code pmix_client_check}),
  * our Java client, and an Open MPI 4.1 program: every rank reads every other rank's keys of each
  * scope after a collecting fence (the data crossed the nodes in the outer fence) and after a
  * fence without data (each remote rank's data then comes by direct modex between the nodes),
@@ -175,6 +175,26 @@ class NestedIT {
         PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, clientCheck(COLLECT)));
     assertLayout(assertAllOk(p, 6, COLLECT.length), 3, 2);
     p = PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, clientCheck(DIRECT)));
+    assertAllOk(p, 6, DIRECT.length - 1);
+  }
+
+  /**
+   * Under PRRTE 3.0.14's {@code prterun} (libpmix 5.0.11, whose gds is shmem2 + hash): the
+   * collecting and the direct-modex jobs. The peers' libraries reach the processes through
+   * LD_LIBRARY_PATH, so the C clients run on 5.0.11's libpmix there.
+   */
+  @Test
+  void cClientsUnderPrterunCollectAndDirectModexAcrossNodes() {
+    Path prterun = Peers.mendedProgram("prrte-3.0.14", "prterun");
+    List<String> wrapper =
+        List.of(prterun.toString(), "--allow-run-as-root", "--map-by", ":OVERSUBSCRIBE", "-n", "3");
+    Map<String, String> env =
+        Map.of(
+            "LD_LIBRARY_PATH",
+            Peers.libraryPath("prrte-3.0.14") + ":" + Peers.libraryPath("v5.0.11"));
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, wrapper, env, pmixrun(2, clientCheck(COLLECT)));
+    assertLayout(assertAllOk(p, 6, COLLECT.length), 3, 2);
+    p = PmixRunProcess.run(LIMIT, wrapper, env, pmixrun(2, clientCheck(DIRECT)));
     assertAllOk(p, 6, DIRECT.length - 1);
   }
 
