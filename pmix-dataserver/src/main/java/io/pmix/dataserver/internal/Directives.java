@@ -207,15 +207,22 @@ public final class Directives {
   }
 
   /**
-   * A range directive. UNDEF means the default, SESSION. RM names the host environment, which a
+   * A range directive. UNDEF means the default, SESSION, and so does an unknown code in a lookup
+   * or an unpublish (a publish with one is refused). RM names the host environment, which a
    * store has no process set for: refused rather than stored where nobody could reach it. A
    * requester has no accessor list, so CUSTOM means nothing as a search range.
    */
   private static DataRange range(Value v, boolean publisher) {
     long code = integer(v, RANGE);
+    Optional<DataRange> known =
+        code > 0xFF ? Optional.<DataRange>empty() : DataRange.fromCode((int) code);
+    if (known.isEmpty() && !publisher) {
+      // A search range we do not know searches the session, as PRRTE does: Open MPI 5's
+      // MPI_Lookup_name with MPI_INFO_NULL sends an uninitialised range (0, 32, 239, ...).
+      return DataRange.SESSION;
+    }
     DataRange r =
-        (code > 0xFF ? Optional.<DataRange>empty() : DataRange.fromCode((int) code))
-            .orElseThrow(() -> new PmixException(Status.ERR_BAD_PARAM, "unknown range " + code));
+        known.orElseThrow(() -> new PmixException(Status.ERR_BAD_PARAM, "unknown range " + code));
     return switch (r) {
       case UNDEF -> DataRange.SESSION;
       case RM -> throw new PmixException(Status.ERR_NOT_SUPPORTED, "PMIX_RANGE_RM is not supported");
