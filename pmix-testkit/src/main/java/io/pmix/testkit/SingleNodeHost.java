@@ -40,8 +40,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>Fences: all participants are local, which the server completes itself; should one ever
  *       reach the host, this node's contribution is the whole answer and is handed back.
  *   <li>Connect, disconnect: likewise completed by the server when every participant is local;
- *       one that reaches the host (it names a namespace this node does not run) succeeds, the
- *       local collective being all there is on a single node.
+ *       one that reaches the host naming a namespace this node does not run (another launcher's
+ *       job, whose processes can never take part) is refused with {@code PMIX_ERR_UNREACH}
+ *       rather than answered success into a hang.
  *   <li>Groups: a construct that reaches the host (it asks for a context id, {@code
  *       pmix.grp.actxid}) gets the next id of this launcher's counter, from 1; a group with a
  *       member of a job this host does not run is refused with {@code PMIX_ERR_UNREACH}.
@@ -600,7 +601,15 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> connect(List<Proc> procs, List<Info> info) {
-    return otherNodes != null ? acrossNodes("PMIx_Connect") : CompletableFuture.completedFuture(null);
+    if (otherNodes != null) {
+      return acrossNodes("PMIx_Connect");
+    }
+    // A participant of a job this host does not run (another launcher's, say: two pmixruns
+    // sharing a data server) can never take part: refused, not answered success into a hang.
+    PmixException foreign = foreignMember("PMIx_Connect", procs);
+    return foreign == null
+        ? CompletableFuture.completedFuture(null)
+        : CompletableFuture.failedFuture(foreign);
   }
 
   /**
@@ -618,9 +627,13 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
-    return otherNodes != null
-        ? acrossNodes("PMIx_Disconnect")
-        : CompletableFuture.completedFuture(null);
+    if (otherNodes != null) {
+      return acrossNodes("PMIx_Disconnect");
+    }
+    PmixException foreign = foreignMember("PMIx_Disconnect", procs);
+    return foreign == null
+        ? CompletableFuture.completedFuture(null)
+        : CompletableFuture.failedFuture(foreign);
   }
 
   /**
@@ -634,7 +647,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     if (otherNodes != null) {
       return acrossNodes("PMIx_Group_construct");
     }
-    PmixException foreign = foreignMember(groupId, procs);
+    PmixException foreign = foreignMember("group " + groupId, procs);
     if (foreign != null) {
       return CompletableFuture.failedFuture(foreign);
     }
@@ -657,18 +670,18 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     if (otherNodes != null) {
       return acrossNodes("PMIx_Group_destruct");
     }
-    PmixException foreign = foreignMember(groupId, members);
+    PmixException foreign = foreignMember("group " + groupId, members);
     return foreign == null
         ? CompletableFuture.completedFuture(null)
         : CompletableFuture.failedFuture(foreign);
   }
 
   /** UNREACH if a member is of a job this host does not run (no other node to reach it on). */
-  private @Nullable PmixException foreignMember(String groupId, List<Proc> procs) {
+  private @Nullable PmixException foreignMember(String what, List<Proc> procs) {
     for (Proc p : procs) {
       if (!jobs.containsKey(p.nspace())) {
         return new PmixException(
-            Status.ERR_UNREACH, "group " + groupId + ": no job " + p.nspace() + " on this node");
+            Status.ERR_UNREACH, what + ": no job " + p.nspace() + " on this node");
       }
     }
     return null;

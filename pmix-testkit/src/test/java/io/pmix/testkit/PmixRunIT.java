@@ -524,6 +524,24 @@ class PmixRunIT {
   }
 
   /** Compiles an MPI program with mpicc into target/c-programs (DataServiceIT uses it too). */
+  /**
+   * PMIx_Connect naming a job this launcher does not run (another pmixrun's, issue #16) is
+   * refused with UNREACH at once, not answered success while the other side never takes part.
+   */
+  @Test
+  void aConnectToAnotherLaunchersJobIsUnreachable() {
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            Duration.ofSeconds(60),
+            "-n", "1", "--tag-output", "--",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-cp", System.getProperty("java.class.path"),
+            ConnectForeignMain.class.getName(), "jrun-elsewhere-1@1");
+    assertEquals(0, p.exit(), p::describe);
+    String line = p.taggedStdout().get(0).get(0);
+    assertTrue(line.startsWith("CONNECT PMIX_ERR_UNREACH"), p::describe);
+  }
+
   static Path mpicc(Path src) throws IOException, InterruptedException {
     String name = src.getFileName().toString().replaceFirst("\\.c$", "");
     Path exe = Path.of(System.getProperty("basedir", ".")).resolve("target/c-programs/" + name);
