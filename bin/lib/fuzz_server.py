@@ -66,11 +66,7 @@ def parse():
     # Serial's full collections otherwise leave up to 5 % of the old generation as dead wood
     # (int[] fillers the class histogram counts as live): seen as a +1.4 MiB sawtooth
     p.add_argument("--server-java-opts", default="-XX:MarkSweepDeadRatio=0")
-    p.add_argument("--out", required=True)
-    p.add_argument("--client", required=True, help="pmix_client_check")
-    p.add_argument("--java", default="java")
-    p.add_argument("--cp", required=True)
-    p.add_argument("--jcmd", default="jcmd")
+    soak.driver_arguments(p, "pmix_client_check")
     a = p.parse_args()
     if a.quick:
         a.connections, a.rounds, a.idle, a.cycles, a.storm = 2000, 2, 800, 10, 800

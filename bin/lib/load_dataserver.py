@@ -36,11 +36,7 @@ def parse():
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--quick", action="store_true",
                    help="4 rounds of 4 jobs of 4 ranks, 20 keys each, 1 kill per round")
-    p.add_argument("--out", required=True)
-    p.add_argument("--client", required=True, help="ds_load")
-    p.add_argument("--java", default="java")
-    p.add_argument("--cp", required=True)
-    p.add_argument("--jcmd", default="jcmd")
+    soak.driver_arguments(p, "ds_load")
     a = p.parse_args()
     if a.quick:
         a.rounds, a.jobs, a.ranks, a.keys, a.kills = 4, 4, 4, 20, 1

@@ -16,6 +16,17 @@ JVM_DYNAMIC = ("C1 CompilerThre", "C2 CompilerThre", "process reaper")
 MIB = 1024 * 1024
 
 
+def driver_arguments(p, client):
+    """The arguments every reliability driver takes (DriverScript.quickCommand passes them): its
+    output directory, its C client, the java and jcmd to run and sample the server with, and the
+    class path of pmix-testkit and its dependencies."""
+    p.add_argument("--out", required=True)
+    p.add_argument("--client", required=True, help=client)
+    p.add_argument("--java", default="java")
+    p.add_argument("--cp", required=True, help="class path of pmix-testkit and its dependencies")
+    p.add_argument("--jcmd", default="jcmd")
+
+
 def parse():
     p = argparse.ArgumentParser(prog="soak")
     p.add_argument("--cycles", type=int, default=10000, help="cycles per phase, all ranks")
@@ -49,12 +60,8 @@ def parse():
                         "much, write a heap dump (histograms/LABEL.hprof) once per phase; 0: never")
     p.add_argument("--quick", action="store_true",
                    help="400 cycles per phase, 80 jobs, samples every 100, 40 pps runs")
-    p.add_argument("--out", required=True)
-    p.add_argument("--client", required=True, help="pmix_client_check")
-    p.add_argument("--java", default="java")
-    p.add_argument("--cp", required=True, help="class path of pmix-testkit and its dependencies")
+    driver_arguments(p, "pmix_client_check")
     p.add_argument("--pps", default="pps")
-    p.add_argument("--jcmd", default="jcmd")
     a = p.parse_args()
     if a.quick:
         a.cycles, a.sample_every, a.warmup = 400, 100, 40

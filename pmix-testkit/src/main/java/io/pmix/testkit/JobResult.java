@@ -61,25 +61,7 @@ public final class JobResult {
   private final Duration elapsed;
   private final ImmutableSet<Integer> killedOnRequest;
 
-  JobResult(
-      String nspace,
-      List<Integer> exitCodes,
-      List<Long> pids,
-      List<String> stdout,
-      List<String> stderr,
-      List<Integer> exitOrder,
-      @Nullable Abort abort,
-      boolean timedOut,
-      @Nullable String stopReason,
-      int stopStatus,
-      @Nullable ServerSnapshot before,
-      @Nullable ServerSnapshot after,
-      Duration elapsed) {
-    this(nspace, exitCodes, pids, stdout, stderr, exitOrder, abort, timedOut, stopReason,
-        stopStatus, before, after, elapsed, Set.of());
-  }
-
-  /** As above; {@code killedOnRequest}: the ranks a job-control request had the launcher kill. */
+  /** A job's outcome; {@code killedOnRequest}: the ranks a job-control request had killed. */
   JobResult(
       String nspace,
       List<Integer> exitCodes,

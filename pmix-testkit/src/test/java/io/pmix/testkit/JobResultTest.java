@@ -21,7 +21,7 @@ class JobResultTest {
     List<String> out = java.util.Collections.nCopies(n, "line one\nline two\n");
     return new JobResult("job", codes, java.util.Collections.nCopies(n, 1L), out,
         java.util.Collections.nCopies(n, ""), order, abort, timedOut, stop, 143, null, null,
-        Duration.ofMillis(5));
+        Duration.ofMillis(5), java.util.Set.of());
   }
 
   @Test

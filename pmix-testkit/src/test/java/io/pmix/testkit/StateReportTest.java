@@ -27,7 +27,7 @@ class StateReportTest {
     JobResult r =
         new JobResult("job", List.of(0, 7), List.of(10L, 11L), List.of("", ""), List.of("", ""),
             List.of(1, 0), new JobResult.Abort(1, Status.of(7), "bye", List.of(0, 1)), false,
-            null, 0, null, null, Duration.ofMillis(1234));
+            null, 0, null, null, Duration.ofMillis(1234), java.util.Set.of());
     Path f = dir.resolve("state.json");
     StateReport.write(f, r);
     JsonNode n = new ObjectMapper().readTree(Files.readString(f));
