@@ -34,10 +34,14 @@ public record Proc(String nspace, int rank) implements Value {
   /** Validates the namespace. */
   public Proc {
     requireNonNull(nspace, "nspace");
-    checkArgument(
-        nspace.getBytes(StandardCharsets.UTF_8).length <= MAX_NSLEN,
-        "namespace longer than %s bytes",
-        MAX_NSLEN);
+    // At most 3 UTF-8 bytes a char: a short name needs no encoding to be checked (every Proc a
+    // request names is made here, so the common case stays cheap).
+    if (nspace.length() * 3 > MAX_NSLEN) {
+      checkArgument(
+          nspace.getBytes(StandardCharsets.UTF_8).length <= MAX_NSLEN,
+          "namespace longer than %s bytes",
+          MAX_NSLEN);
+    }
     checkArgument(nspace.indexOf('\0') < 0, "namespace contains NUL");
   }
 
@@ -77,6 +81,21 @@ public record Proc(String nspace, int rank) implements Value {
       default:
         return Integer.toUnsignedString(rank);
     }
+  }
+
+  // equals and hashCode are written out rather than left to the record's generated ones: those
+  // run through java.lang.runtime.ObjectMethods' method handles, which a cold JVM interprets at
+  // some 10x the cost of plain code, and Proc is the key of every map on the server's request path
+  // (docs/architecture.md, "Start-up of pmixrun"). Same contract as the record's: both components.
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Proc p && rank == p.rank && nspace.equals(p.nspace);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * nspace.hashCode() + rank;
   }
 
   @Override
