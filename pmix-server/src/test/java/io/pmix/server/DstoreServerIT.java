@@ -10,6 +10,9 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.gds.DstoreReader;
+import io.pmix.common.internal.gds.GdsKind;
 import io.pmix.common.internal.gds.HeldReaderLock;
 import io.pmix.common.testing.Await;
 import io.pmix.common.testing.CPrograms;
@@ -303,6 +306,44 @@ class DstoreServerIT {
     }
     assertEquals(0, ds.await(WAIT), describe(ds));
     assertTrue(ds.stdout().contains("STEP get-peers OK"), describe(ds));
+  }
+
+  /**
+   * The job data is in the store once the namespace and its clients are registered, before any
+   * process has connected (so the first inits do not wait for the write), and it is there once:
+   * the first client's REQ adds only its pmix.bfrops.mod.
+   */
+  @Test
+  void theJobDataIsStoredOnceBeforeAnyClientConnects() throws Exception {
+    start(ServerOptions.builder().gds("ds21,hash"));
+    register("early", 2);
+    Proc job = Proc.wildcard("early");
+    Path ds21 = server.gdsDirectories().get(0);
+    try (DstoreReader r =
+        DstoreReader.attach(
+            GdsKind.DS21, ds21, "early", WireFormat.of(server.options().childBufferType()),
+            Duration.ofSeconds(30))) {
+      List<Info> before = Await.until(() -> r.fetchRecords(job).orElse(List.of()),
+          l -> !l.isEmpty(), WAIT);
+      assertEquals(List.of(Value.uint32(2)), valuesOf(before, Keys.JOB_SIZE.name()));
+      assertEquals(List.of(), valuesOf(before, Keys.BFROPS_MODULE.name()));
+      assertEquals(0L, server.requestCounts().getOrDefault("REQ", 0L));
+
+      List<Launched> ranks = List.of(launch("early", 0, "", FLOW), launch("early", 1, "", FLOW));
+      for (Launched p : ranks) {
+        assertEquals(0, p.await(WAIT), describe(p));
+        assertTrue(p.stdout().contains("STEP get-peers OK"), describe(p));
+      }
+      List<Info> after = r.fetchRecords(job).orElseThrow();
+      assertEquals(List.of(Value.uint32(2)), valuesOf(after, Keys.JOB_SIZE.name()), after::toString);
+      assertEquals(1, valuesOf(after, Keys.BFROPS_MODULE.name()).size(), after::toString);
+      assertEquals(before.size() + 1, after.size(), after::toString);
+    }
+  }
+
+  private static List<Value> valuesOf(List<Info> records, String key) {
+    return records.stream().filter(i -> i.key().equals(key)).map(Info::value)
+        .collect(Collectors.toList());
   }
 
   @Test

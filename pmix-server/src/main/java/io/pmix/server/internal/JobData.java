@@ -91,6 +91,16 @@ public final class JobData {
     this.noData = noData;
   }
 
+  /**
+   * This job data with {@code pmix.bfrops.mod} set to {@code version}, as {@link #build} would
+   * have made it given that version (the key's place among the loose values is the same).
+   */
+  public JobData withBfropsVersion(String version) {
+    Map<String, Value> job = new LinkedHashMap<>(jobLevel);
+    job.put(Keys.BFROPS_MODULE.name(), Value.of(version));
+    return new JobData(job, realmArrays, perRank, nprocs, localRanksFromMap, noData);
+  }
+
   /** A namespace with nothing registered yet. */
   public static JobData empty(int nlocalprocs) {
     return new JobData(

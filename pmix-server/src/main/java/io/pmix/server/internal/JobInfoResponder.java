@@ -38,7 +38,6 @@ final class JobInfoResponder {
       Replies.send(peer, tag, () -> new ReqReply(nspace, kval(bfrops, peer.format())));
       return;
     }
-    ns.noteClientVersion(peer.version());
     JobData jd;
     try {
       jd = ns.jobData(hostname);

@@ -97,6 +97,7 @@ public final class ServerCore {
 
   private final EventLoop loop;
   private final CodecLimits limits;
+  private final String hostname;
   private final Registry registry = new Registry();
   private final PeerLifecycle lifecycle;
   private final Admission admission;
@@ -127,6 +128,7 @@ public final class ServerCore {
     requireNonNull(options, "options");
     this.limits = CodecLimits.DEFAULT.withMaxStringBytes(options.maxMessageSize());
     String hostname = options.hostname();
+    this.hostname = hostname;
     HostCalls hostCalls = new HostCalls(loop, hostExecutor);
     this.lifecycle =
         new PeerLifecycle(registry, host, hostCalls, hostname, this::isStopping, new Effects());
@@ -162,8 +164,12 @@ public final class ServerCore {
         Command.REQ,
         ReqRequest.class,
         (p, tag, q) -> {
-          // First: a dstore client reads its job data from the store as soon as it has the reply.
-          writeJobData(p, hostname);
+          // The first client's version is part of the job data (4.2.2's pmix.bfrops.mod), and a
+          // dstore client reads its job data from the store as soon as it has the reply.
+          if (!p.ns().isToolNamespace()) {
+            p.ns().noteClientVersion(p.version());
+          }
+          writeJobData(p);
           jobInfo.handleReq(p, tag);
         });
     route(Command.ABORT, AbortRequest.class, forwarding::handleAbort);
@@ -305,19 +311,27 @@ public final class ServerCore {
     Status st = lifecycle.registerNspace(nspace, nlocalprocs, infos);
     if (st.equals(Status.SUCCESS)) {
       stores.namespaceRegistered(nspace, nlocalprocs);
+      storeJobDataOnceRegistered(nspace);
     }
     return st;
   }
 
-  /** The first REQ of a namespace's client: its job data goes to the shared-memory stores. */
-  private void writeJobData(Peer p, String hostname) {
+  /**
+   * A REQ of a namespace's client: its job data goes to the shared-memory stores, unless it is
+   * there already (then only the first client's version is added).
+   */
+  private void writeJobData(Peer p) {
     Namespace ns = p.ns();
     if (ns.isToolNamespace() || !ns.registered()) {
       return;
     }
+    storeJobData(ns);
+  }
+
+  private void storeJobData(Namespace ns) {
     try {
       JobData jd = ns.jobData(hostname);
-      stores.jobData(ns.name(), jd, withThisNode(jd, hostname), jd.perRank);
+      stores.jobData(ns.name(), ns.jobDataGeneration(), withThisNode(jd, hostname), jd.perRank);
     } catch (RuntimeException e) {
       LOG.log(System.Logger.Level.WARNING, "job data of " + ns.name() + " not stored", e);
     }
@@ -409,7 +423,23 @@ public final class ServerCore {
     if (stopping) {
       return Status.ERR_NOT_AVAILABLE;
     }
-    return lifecycle.registerClient(proc, uid, gid, hostObject);
+    Status st = lifecycle.registerClient(proc, uid, gid, hostObject);
+    if (st.equals(Status.SUCCESS)) {
+      storeJobDataOnceRegistered(proc.nspace());
+    }
+    return st;
+  }
+
+  /**
+   * Writes a namespace's job data to the shared-memory stores as soon as the host has registered
+   * it and all its local clients: the writer thread does it while the processes start, instead of
+   * at the first client's REQ, which the job's first inits then waited for (docs/gds.md §3).
+   */
+  private void storeJobDataOnceRegistered(String nspace) {
+    Namespace ns = registry.namespace(nspace);
+    if (ns != null && ns.registered() && ns.allRegistered() && ns.nlocalprocs() > 0) {
+      storeJobData(ns);
+    }
   }
 
   /** Deregisters a client (docs/lifecycle.md §6.2.5, {@link PeerLifecycle#deregisterClient}). */

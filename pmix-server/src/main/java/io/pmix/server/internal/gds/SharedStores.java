@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import io.pmix.common.PmixException;
+import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
@@ -77,8 +78,10 @@ public final class SharedStores implements AutoCloseable {
   private final Map<String, String> environment;
   /** What a client that cannot read the stores is told. */
   private final Map<String, String> hashOnly;
-  /** The job data last written per namespace (identity: a re-registration builds a new one). */
-  private final Map<String, Object> jobDataWritten = new HashMap<>();
+  /** The job data written per namespace: its generation, and the bfrops version it carried. */
+  private final Map<String, JobDataWritten> jobDataWritten = new HashMap<>();
+
+  private record JobDataWritten(long generation, @Nullable Value bfropsVersion) {}
 
   /** The tmpdir levels this object created (outermost first), removed at close when empty. */
   private final List<Path> createdDirs;
@@ -305,18 +308,29 @@ public final class SharedStores implements AutoCloseable {
   }
 
   /**
-   * The namespace's job-level data ({@code jobData} is the namespace's built job data: written
-   * once per build): its loose job-level values under WILDCARD, each rank's rank-level values.
-   * Written at the first client's REQ, as libpmix does, because the host may still add to the
-   * job's description (maps, ranks) between registration and the first client.
+   * The namespace's job-level data: its loose job-level values under WILDCARD, each rank's
+   * rank-level values; written once per {@code generation} (the namespace's count of changes to
+   * its job data). The server writes it as soon as every local client of the namespace is
+   * registered, while the processes start, and again at the first client's REQ (libpmix's one
+   * moment), when only that client's {@code pmix.bfrops.mod} is new: then that value alone is
+   * appended. Readers take a key's first record, so what was written stays what they read.
    */
   public void jobData(
-      String nspace, Object jobData, Map<String, Value> jobLevel,
+      String nspace, long generation, Map<String, Value> jobLevel,
       Map<Integer, List<Value.KVal>> perRank) {
-    if (writers.isEmpty() || jobDataWritten.get(nspace) == jobData) {
+    if (writers.isEmpty()) {
       return;
     }
-    jobDataWritten.put(nspace, jobData);
+    String versionKey = Keys.BFROPS_MODULE.name();
+    Value version = jobLevel.get(versionKey);
+    JobDataWritten was = jobDataWritten.get(nspace);
+    jobDataWritten.put(nspace, new JobDataWritten(generation, version));
+    if (was != null && was.generation() == generation) {
+      if (version != null && was.bfropsVersion() == null) {
+        store(nspace, Proc.RANK_WILDCARD, Map.of(versionKey, version));
+      }
+      return;
+    }
     store(nspace, Proc.RANK_WILDCARD, jobLevel);
     for (Map.Entry<Integer, List<Value.KVal>> e : perRank.entrySet()) {
       Map<String, Value> m = new LinkedHashMap<>();

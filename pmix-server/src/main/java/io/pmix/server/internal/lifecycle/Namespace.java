@@ -53,6 +53,11 @@ public final class Namespace {
   /** The version string of the first client that connected (C stores it as pmix.bfrops.mod). */
   private @Nullable String bfropsVersion;
   private @Nullable JobData jobData;
+  /**
+   * Counts the changes that alter the job data's content (a registration, a rank's change); the
+   * first client's version does not count: the stores append it to what they hold.
+   */
+  private long jobDataGeneration;
 
   Namespace(String name, boolean madeForTools) {
     this.name = name;
@@ -184,7 +189,9 @@ public final class Namespace {
   public void noteClientVersion(String version) {
     if (bfropsVersion == null && registered) {
       bfropsVersion = version;
-      jobData = null;
+      // One value more: no need to build the whole job data again.
+      JobData jd = jobData;
+      jobData = jd == null ? null : jd.withBfropsVersion(version);
     }
   }
 
@@ -240,12 +247,22 @@ public final class Namespace {
     registeredNlocalprocs = newNlocalprocs;
     infos = List.copyOf(newInfos);
     jobData = built;
+    jobDataGeneration++;
     departedRanks.clear();
   }
 
   /** A rank changed: the job data is rebuilt at its next use. */
   void invalidate() {
     jobData = null;
+    jobDataGeneration++;
+  }
+
+  /**
+   * Which content the job data has: equal numbers, equal data but for the first client's version
+   * (pmix.bfrops.mod), which may have been added since.
+   */
+  public long jobDataGeneration() {
+    return jobDataGeneration;
   }
 
   List<Runnable> epilogs() {
