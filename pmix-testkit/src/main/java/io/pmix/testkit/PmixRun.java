@@ -297,7 +297,17 @@ public final class PmixRun {
                     exports,
                     new Launch.Output(false, out, errOut, o.tagOutput(), false, files(o, seq)),
                     o.timeout());
-            Launch c = Launch.start(srv, h, child, spawnedReporter);
+            Launch c;
+            try {
+              c = Launch.start(srv, h, child, spawnedReporter);
+            } catch (IOException e) {
+              // The requester only gets a status; say which command, as prterun does
+              // (docs/commands.md §6.4).
+              err.println("pmixrun: cannot spawn a job for rank " + requester.rank() + " of "
+                  + requester.nspace() + ": " + e.getMessage()
+                  + " (answered PMIX_ERR_JOB_FAILED_TO_LAUNCH)");
+              throw e;
+            }
             spawned.add(c);
             // Forgotten once it has ended (after the add, so an early end cannot be missed): a
             // long job spawning thousands of jobs kept every ended one's processes, output pumps

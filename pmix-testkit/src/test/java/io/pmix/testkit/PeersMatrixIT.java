@@ -8,6 +8,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
@@ -18,18 +21,20 @@ import org.jspecify.annotations.Nullable;
  * OpenPMIx's own test clients ({@code test/simple}) of v5.0.11, v6.1.0 and master under {@code
  * bin/pmixrun} at -n 2 (issue #16), each checked for its success lines, not only its exit code.
  * A client we cannot make pass yet is an expected failure: the test asserts its current exact
- * failure (with the issue's reason), so a fix flips it and the table must be updated. Only -n 2:
- * the matrix's 51 runs already take about two minutes; -n 4 of simpclient and simpdmodex is in
- * {@link PmixRunLikeMpirunIT}.
+ * failure (with the issue's reason), so a fix flips it and the table must be updated. Only -n 2
+ * (and simpdyn alone at -n 1, the only size it passes at): the matrix's 54 runs already take
+ * about two minutes; -n 4 of simpclient and simpdmodex is in {@link PmixRunLikeMpirunIT}.
  */
 class PeersMatrixIT {
   private static final Duration LIMIT = Duration.ofMinutes(2);
   private static final int N = 2;
   private static final List<String> VERSIONS = List.of("v5.0.11", "v6.1.0", "master");
+  /** A client name's prefix: run it at -n 1. */
+  private static final String ALONE = "1 ";
   private static final List<String> CLIENTS =
       List.of("simpclient", "simppub", "simpdmodex", "simpdyn", "simpft", "simptimeout",
           "doubleget", "doubleget --group", "get_put_example", "quietclient", "refresh", "simpqual", "simpcycle",
-          "simpdie", "legacy", "simpjctrl", "simpio");
+          "simpdie", "legacy", "simpjctrl", "simpio", ALONE + "simpdyn");
   private static final String FINALIZED = "PMIx_Finalize successfully completed";
 
   @RegisterExtension final PmixTestExtension pmix = new PmixTestExtension();
@@ -39,26 +44,34 @@ class PeersMatrixIT {
     List<DynamicTest> tests = new ArrayList<>();
     for (String v : VERSIONS) {
       for (String c : CLIENTS) {
-        tests.add(DynamicTest.dynamicTest(v + " " + c, () -> runAndCheck(v, c)));
+        String name = c.startsWith(ALONE) ? c.substring(ALONE.length()) + " -n 1" : c;
+        tests.add(DynamicTest.dynamicTest(v + " " + name, () -> runAndCheck(v, c)));
       }
     }
     return tests.stream();
   }
 
-  private static void runAndCheck(String version, String clientAndArgs) {
+  private static void runAndCheck(String version, String entry) {
+    boolean alone = entry.startsWith(ALONE);
+    String clientAndArgs = alone ? entry.substring(ALONE.length()) : entry;
+    int n = alone ? 1 : N;
     String[] words = clientAndArgs.split(" ", -1);
     String client = words[0];
     Path exe = Peers.program(version, client);
     Path lib = Peers.libraryPath(version);
     // The clients expected to hang get a short --timeout so the matrix stays within budget.
-    boolean hangs = client.equals("simpdyn");
+    boolean hangs = client.equals("simpdyn") && !alone;
     List<String> args =
-        new ArrayList<>(List.of("-n", Integer.toString(N), "--timeout", hangs ? "8" : "60", "-x",
+        new ArrayList<>(List.of("-n", Integer.toString(n), "--timeout", hangs ? "8" : "60", "-x",
             "LD_LIBRARY_PATH=" + lib, "--", exe.toString()));
     args.addAll(List.of(words).subList(1, words.length));
-    PmixRunProcess p = PmixRunProcess.run(LIMIT, args.toArray(new String[0]));
+    // simpdyn spawns "./simpclient": run from the version's bin/, where it sits beside simpdyn
+    // as in OpenPMIx's test/simple (docs/libpmix-facts.md §1, simpdyn).
+    List<String> wrapper =
+        client.equals("simpdyn") ? List.of("env", "-C", exe.getParent().toString()) : List.of();
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, wrapper, Map.of(), args.toArray(new String[0]));
     String all = p.stdout() + p.stderr();
-    switch (clientAndArgs) {
+    switch (entry) {
       case "simpdie" -> {
         // Rank 0 exits 1 without PMIx_Finalize: the survivor is told (PROC_ABORTED) and
         // finalizes; the job ends with the dead rank's status, as under mpirun.
@@ -103,10 +116,25 @@ class PeersMatrixIT {
         assertEquals(2 * N, count(all, ": Got "), p::describe);
         assertFalse(all.contains("PMIx_Get got"), p::describe);
       }
-      case "simpdyn" -> {
-        // EXPECTED FAILURE (#16): PMIx_Spawn is refused with -181, then the client hangs.
-        assertEquals(124, p.exit(), p::describe);
-        assertTrue(all.contains("PMIx_Spawn failed: -181"), p::describe);
+      case "simpdyn", ALONE + "simpdyn" -> {
+        // Rank 0 spawns two ./simpclient, which run and finalize; its connect with their job
+        // fails as under prterun 3.0.14: -52 once they have gone (master's client: -66 at once).
+        // At -n 1 rank 0 then finalizes (exit 0). At -n 2 the client deadlocks by its own
+        // defect, as under prterun: rank 0 fences while rank 1 waits for it in a connect of
+        // their own job (docs/libpmix-facts.md §1, simpdyn), until --timeout.
+        assertFalse(all.contains("PMIx_Spawn failed"), p::describe);
+        Matcher m = Pattern.compile("Client (\\S+)@1:0 job \\1@2 size 2\n").matcher(all);
+        assertTrue(m.find(), p::describe);
+        String child = m.group(1) + "@2";
+        for (int r = 0; r < 2; r++) {
+          String done = "Client ns " + child + " rank " + r + ":" + FINALIZED;
+          assertEquals(1, count(all, done), () -> done + "\n" + p.describe());
+        }
+        String connect = "Client ns " + m.group(1) + "@1 rank 0: PMIx_Connect failed: "
+            + (version.equals("master") ? "-66" : "-52") + "\n";
+        assertEquals(1, count(all, connect), () -> connect + "\n" + p.describe());
+        assertEquals(alone ? 0 : 124, p.exit(), p::describe);
+        assertEquals(alone ? 3 : 2, count(all, FINALIZED), p::describe);
       }
       case "simpjctrl" -> {
         // The reference launcher's answer (#16): the server hands PMIx_Job_control_nb's

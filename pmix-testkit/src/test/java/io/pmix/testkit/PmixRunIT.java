@@ -523,6 +523,33 @@ class PmixRunIT {
     assertFalse(p.stderr().contains("FAILED"), p::describe);
   }
 
+  /**
+   * PMIx_Spawn of a command pmixrun cannot start (OpenPMIx's simpdyn spawns "./simpclient",
+   * relative to its directory, issue #16): the requester gets JOB_FAILED_TO_LAUNCH at once, and
+   * pmixrun says which command, as prterun does (docs/commands.md §4, SPAWNNB).
+   */
+  @Test
+  void aSpawnThatCannotStartIsRefusedAndNamed() throws Exception {
+    String c =
+        CCompiler.compile(
+                Path.of(System.getProperty("basedir", "."))
+                    .resolve("src/test/c/pmix_connect_spawn.c")
+                    .toAbsolutePath())
+            .toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            Duration.ofSeconds(60), "-n", "1", "--timeout", "30", "--", c, "spawn", "2",
+            "./no-such-program", "-n", "2");
+    assertEquals(1, p.exit(), p::describe);
+    assertTrue(p.stdout().contains("CS 0 spawn FAIL status=-181 "),
+        p::describe);
+    assertTrue(
+        p.stderr().contains("pmixrun: cannot spawn a job for rank 0 of jrun-")
+            && p.stderr().contains(": cannot start ./no-such-program: ")
+            && p.stderr().contains(" (answered PMIX_ERR_JOB_FAILED_TO_LAUNCH)\n"),
+        p::describe);
+  }
+
   /** Compiles an MPI program with mpicc into target/c-programs (DataServiceIT uses it too). */
   /**
    * PMIx_Connect naming a job this launcher does not run (another pmixrun's, issue #16) is
