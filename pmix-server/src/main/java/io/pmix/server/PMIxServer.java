@@ -37,6 +37,7 @@ import io.pmix.common.internal.wire.NettyDefaults;
 import io.pmix.server.internal.PeerHandler;
 import io.pmix.server.internal.PendingHandshakes;
 import io.pmix.server.internal.Rendezvous;
+import io.pmix.server.internal.SocketOwner;
 import io.pmix.server.internal.ServerCore;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
@@ -169,6 +170,12 @@ public final class PMIxServer implements AutoCloseable {
     if (!options.trustClaimedCredentials()) {
       lookup = Executors.newSingleThreadExecutor(new DefaultThreadFactory("pmix-sockowner", true));
       ownerLookupExecutor = lookup;
+      // The lookup's thread and native binding are made now, while the host starts its
+      // processes, rather than when the first of them connects.
+      lookup.execute(SocketOwner::prepare);
+    }
+    if (ownedHostExecutor != null) {
+      ownedHostExecutor.execute(() -> {}); // its thread too
     }
     ServerCore c = new ServerCore(el, host, hostExec, options);
     ChannelGroup all = new DefaultChannelGroup("pmix-connections", el);

@@ -25,13 +25,21 @@ import java.util.OptionalInt;
  * address pair, which costs time in proportion to every TCP socket of the host. Blocking system
  * calls or file reads either way, so call it off the progress thread. Thread-safe.
  */
-final class SocketOwner {
+public final class SocketOwner {
   private static final System.Logger LOG = System.getLogger(SocketOwner.class.getName());
   /** How long the kernel's netlink answer is waited for (it answers at once). */
   private static final Duration SOCK_DIAG_WAIT = Duration.ofSeconds(1);
 
   private final Path procNet;
   private final boolean sockDiag;
+
+  /**
+   * Loads what a lookup needs (the native binding of netlink sock_diag) ahead of the first one.
+   * Blocking; call it on the lookup thread.
+   */
+  public static void prepare() {
+    boolean unused = SockDiag.available();
+  }
 
   /** Netlink sock_diag where available, else the tables under {@code /proc/net}. */
   SocketOwner() {
