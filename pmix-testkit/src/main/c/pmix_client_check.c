@@ -91,7 +91,11 @@
  *                     timed fence), the first PMIx_Get of a peer's key, and
  *                     --bench-gets (default 1000) gets of that key, a
  *                     publish + lookup of one's own key, its unpublish,
- *                     and (when it inited itself) PMIx_Finalize.
+ *                     and (when it inited itself) PMIx_Finalize, then
+ *                     (after the re-init barrier, untimed) one whole cycle
+ *                     timed as one ("cycle"): PMIx_Init, PMIx_Put of a
+ *                     GLOBAL key, PMIx_Commit, a collecting fence,
+ *                     PMIx_Get of the next rank's key, PMIx_Finalize.
  *                     Fences are averaged over --bench-iters (default 20)
  *                     after one warm-up.
  *
@@ -117,8 +121,10 @@
  *   STEP <name> FAIL <status-name>(<code>) usec=<duration> [key=value ...]
  *   BENCH <name> <microseconds>       (--bench only, one line per measure:
  *                                     init, fence, fence-collect, get-first,
- *                                     gets; fence values are per fence,
- *                                     "gets" is the total of all gets)
+ *                                     gets, publish-lookup, unpublish, and
+ *                                     when --bench inited itself finalize
+ *                                     and cycle; fence values are per
+ *                                     fence, "gets" is the total of all gets)
  *   <status-name> is PMIx_Error_string() with blanks turned into '_', or,
  *   for checks made by this program, VALUE-MISMATCH(-1), TYPE-MISMATCH(-1),
  *   UNEXPECTED-RETURN(-1), BAD-STATE(-1). Values are printed as
@@ -1623,6 +1629,66 @@ static void run_bench(const char *name)
         if (PMIX_SUCCESS != rc) {
             goto fail;
         }
+
+        /* one whole cycle, timed as one: init, put, commit, collecting
+         * fence, get of the next rank's key, finalize (after the re-init
+         * barrier, which is not timed) */
+        reinit_barrier(name, t0);
+        {
+            pmix_proc_t peer;
+            pmix_info_t info;
+            pmix_value_t cv, *v = NULL;
+            long long cyc;
+            t = now_usec();
+            phase = "cycle-init";
+            rc = PMIx_Init(&me, NULL, 0);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            initialized = true;
+            phase = "cycle-put";
+            PMIX_VALUE_CONSTRUCT(&cv);
+            cv.type = PMIX_UINT32;
+            cv.data.uint32 = me.rank;
+            rc = PMIx_Put(PMIX_GLOBAL, "bench.cycle", &cv);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            phase = "cycle-commit";
+            rc = PMIx_Commit();
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            phase = "cycle-fence";
+            rc = do_fence(true);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            phase = "cycle-get";
+            PMIX_PROC_LOAD(&peer, me.nspace, (me.rank + 1) % job_size);
+            PMIX_INFO_CONSTRUCT(&info);
+            load_timeout(&info);
+            rc = PMIx_Get(&peer, "bench.cycle", &info, 1, &v);
+            PMIX_INFO_DESTRUCT(&info);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            if (PMIX_UINT32 != v->type || peer.rank != v->data.uint32) {
+                PMIX_VALUE_RELEASE(v);
+                step_fail_named(name, "VALUE-MISMATCH", -1, now_usec() - t0,
+                                "phase=cycle-get key=bench.cycle peer=%" PRIu32, peer.rank);
+            }
+            PMIX_VALUE_RELEASE(v);
+            phase = "cycle-finalize";
+            rc = PMIx_Finalize(NULL, 0);
+            cyc = now_usec() - t;
+            initialized = false;
+            need_barrier = true;
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            bench_line("cycle", cyc);
+        }
     }
     step_ok(name, now_usec() - t0, "size=%" PRIu32 " iters=%d bytes=%d gets=%d", job_size, iters,
             opt_bench_bytes, opt_bench_gets);
@@ -1741,6 +1807,7 @@ int main(int argc, char **argv)
             case S_BENCH:
                 if (!init) {
                     barrier_total += fin ? 1 : 0;
+                    barrier_total += 1; /* the timed cycle after its finalize */
                     fin = true;
                 }
                 break;
