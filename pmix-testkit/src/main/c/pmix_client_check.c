@@ -765,6 +765,7 @@ static int barrier_wait(long round, bool last, char *why, size_t len)
     int fd = open(barrier_path, O_RDWR | O_CREAT, 0644);
     long target = (round + 1) * (long) job_size, v;
     long long deadline = now_usec() + (long long) opt_timeout * 1000000LL;
+    useconds_t pause = 500;
     if (fd < 0) {
         snprintf(why, len, "barrier-open=%s errno=%d", barrier_path, errno);
         return -1;
@@ -777,7 +778,11 @@ static int barrier_wait(long round, bool last, char *why, size_t len)
             close(fd);
             return -1;
         }
-        usleep(500);
+        /* back off from 0.5 ms to 20 ms: at N=1024 on 2 cores, 1024 ranks
+         * polling every 0.5 ms starved the ranks still finalizing (load
+         * 280, the barrier timed out) */
+        usleep(pause);
+        pause = pause < 20000 ? pause + pause / 4 : 20000;
         v = barrier_rw(fd, 0);
     }
     close(fd);
