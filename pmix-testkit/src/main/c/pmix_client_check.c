@@ -91,7 +91,11 @@
  *                     timed fence), the first PMIx_Get of a peer's key, and
  *                     --bench-gets (default 1000) gets of that key, a
  *                     publish + lookup of one's own key, its unpublish,
- *                     and (when it inited itself) PMIx_Finalize.
+ *                     and (when it inited itself) PMIx_Finalize, then
+ *                     (after the re-init barrier, untimed) one whole cycle
+ *                     timed as one ("cycle"): PMIx_Init, PMIx_Put of a
+ *                     GLOBAL key, PMIx_Commit, a collecting fence,
+ *                     PMIx_Get of the next rank's key, PMIx_Finalize.
  *                     Fences are averaged over --bench-iters (default 20)
  *                     after one warm-up.
  *
@@ -117,8 +121,10 @@
  *   STEP <name> FAIL <status-name>(<code>) usec=<duration> [key=value ...]
  *   BENCH <name> <microseconds>       (--bench only, one line per measure:
  *                                     init, fence, fence-collect, get-first,
- *                                     gets; fence values are per fence,
- *                                     "gets" is the total of all gets)
+ *                                     gets, publish-lookup, unpublish, and
+ *                                     when --bench inited itself finalize
+ *                                     and cycle; fence values are per
+ *                                     fence, "gets" is the total of all gets)
  *   <status-name> is PMIx_Error_string() with blanks turned into '_', or,
  *   for checks made by this program, VALUE-MISMATCH(-1), TYPE-MISMATCH(-1),
  *   UNEXPECTED-RETURN(-1), BAD-STATE(-1). Values are printed as
@@ -759,6 +765,7 @@ static int barrier_wait(long round, bool last, char *why, size_t len)
     int fd = open(barrier_path, O_RDWR | O_CREAT, 0644);
     long target = (round + 1) * (long) job_size, v;
     long long deadline = now_usec() + (long long) opt_timeout * 1000000LL;
+    useconds_t pause = 500;
     if (fd < 0) {
         snprintf(why, len, "barrier-open=%s errno=%d", barrier_path, errno);
         return -1;
@@ -771,7 +778,11 @@ static int barrier_wait(long round, bool last, char *why, size_t len)
             close(fd);
             return -1;
         }
-        usleep(500);
+        /* back off from 0.5 ms to 20 ms: at N=1024 on 2 cores, 1024 ranks
+         * polling every 0.5 ms starved the ranks still finalizing (load
+         * 280, the barrier timed out) */
+        usleep(pause);
+        pause = pause < 20000 ? pause + pause / 4 : 20000;
         v = barrier_rw(fd, 0);
     }
     close(fd);
@@ -1623,6 +1634,66 @@ static void run_bench(const char *name)
         if (PMIX_SUCCESS != rc) {
             goto fail;
         }
+
+        /* one whole cycle, timed as one: init, put, commit, collecting
+         * fence, get of the next rank's key, finalize (after the re-init
+         * barrier, which is not timed) */
+        reinit_barrier(name, t0);
+        {
+            pmix_proc_t peer;
+            pmix_info_t info;
+            pmix_value_t cv, *v = NULL;
+            long long cyc;
+            t = now_usec();
+            phase = "cycle-init";
+            rc = PMIx_Init(&me, NULL, 0);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            initialized = true;
+            phase = "cycle-put";
+            PMIX_VALUE_CONSTRUCT(&cv);
+            cv.type = PMIX_UINT32;
+            cv.data.uint32 = me.rank;
+            rc = PMIx_Put(PMIX_GLOBAL, "bench.cycle", &cv);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            phase = "cycle-commit";
+            rc = PMIx_Commit();
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            phase = "cycle-fence";
+            rc = do_fence(true);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            phase = "cycle-get";
+            PMIX_PROC_LOAD(&peer, me.nspace, (me.rank + 1) % job_size);
+            PMIX_INFO_CONSTRUCT(&info);
+            load_timeout(&info);
+            rc = PMIx_Get(&peer, "bench.cycle", &info, 1, &v);
+            PMIX_INFO_DESTRUCT(&info);
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            if (PMIX_UINT32 != v->type || peer.rank != v->data.uint32) {
+                PMIX_VALUE_RELEASE(v);
+                step_fail_named(name, "VALUE-MISMATCH", -1, now_usec() - t0,
+                                "phase=cycle-get key=bench.cycle peer=%" PRIu32, peer.rank);
+            }
+            PMIX_VALUE_RELEASE(v);
+            phase = "cycle-finalize";
+            rc = PMIx_Finalize(NULL, 0);
+            cyc = now_usec() - t;
+            initialized = false;
+            need_barrier = true;
+            if (PMIX_SUCCESS != rc) {
+                goto fail;
+            }
+            bench_line("cycle", cyc);
+        }
     }
     step_ok(name, now_usec() - t0, "size=%" PRIu32 " iters=%d bytes=%d gets=%d", job_size, iters,
             opt_bench_bytes, opt_bench_gets);
@@ -1741,6 +1812,7 @@ int main(int argc, char **argv)
             case S_BENCH:
                 if (!init) {
                     barrier_total += fin ? 1 : 0;
+                    barrier_total += 1; /* the timed cycle after its finalize */
                     fin = true;
                 }
                 break;
