@@ -54,7 +54,8 @@ def parse():
                    help="seconds an idle sample waits for fds and threads to return to the start")
     p.add_argument("--server-java-opts", default="",
                    help="more JVM options for the server (e.g. -XX:NativeMemoryTracking=summary: "
-                        "then each sample's histogram file also holds VM.native_memory summary)")
+                        "then each sample's histogram file also holds VM.native_memory summary, and "
+                        "histograms/LABEL.smaps the server's /proc/PID/smaps)")
     p.add_argument("--dump-over", type=float, default=0,
                    help="MiB: when the live heap at a sample exceeds the phase's start by this "
                         "much, write a heap dump (histograms/LABEL.hprof) once per phase; 0: never")
@@ -224,6 +225,12 @@ def idle_sample(a, pid, base, label):
                         os.path.join(a.out, "histograms", label + ".hprof")],
                        capture_output=True, timeout=120)
     s["rss"] = sample(pid)["rss"]  # after the GC, which may give memory back
+    if "NativeMemoryTracking" in a.server_java_opts:
+        # beside the histogram (and its VM.native_memory summary): the mappings at this moment,
+        # to tell what RSS outside the heap is made of (code cache, metaspace, malloc arenas)
+        with open(f"/proc/{pid}/smaps") as src, \
+                open(os.path.join(a.out, "histograms", label + ".smaps"), "w") as dst:
+            dst.write(src.read())
     hr = heap_rss(pid, heap_range)
     s["nonheap"] = s["rss"] - hr if hr >= 0 else -1
     return s
