@@ -44,7 +44,7 @@ def parse():
                         "detaches")
     p.add_argument("--phases", default="c,java,tool,jobs")
     p.add_argument("--seed", type=int, default=None, help="the order of the phases")
-    p.add_argument("--heap-tolerance", type=float, default=1.0,
+    p.add_argument("--heap-tolerance", type=float, default=0.5,
                    help="MiB the lowest live heap (after a full GC) of the second half's samples "
                         "may exceed the first half's")
     p.add_argument("--rss-tolerance", type=float, default=8.0,
@@ -602,9 +602,9 @@ def main():
                     break
             if middle is not None and len(rows) > 2:
                 m = middle[1]
-                # The lowest live heap of each half: a leak raises the floor; the sawtooth seen
-                # in the client phases (int[]s with no referrer in the heap, +0.3 MiB per 1,000
-                # cycles and back every few thousand) does not.
+                # The lowest live heap of each half: a leak raises the floor; a sawtooth (JNA's
+                # Memory objects awaiting their cleaner; before -XX:MarkSweepDeadRatio=0 Serial's
+                # int[] fillers, +0.3 MiB per 1,000 cycles and back every few thousand) does not.
                 first = [s["heap"] for _, c, s in rows[1:] if c <= middle[0]]
                 second = [s["heap"] for _, c, s in rows[1:] if c > middle[0]]
                 if not second:
