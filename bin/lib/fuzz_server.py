@@ -63,9 +63,11 @@ def parse():
     p.add_argument("--quick", action="store_true",
                    help="2,000 connections in 2 rounds (+ a storm of 800 each), 800 held, "
                         "handshake timeout 3 s, cap 600 (+100), 10 cycles per segment")
-    # Serial's full collections otherwise leave up to 5 % of the old generation as dead wood
-    # (int[] fillers the class histogram counts as live): seen as a +1.4 MiB sawtooth
-    p.add_argument("--server-java-opts", default="-XX:MarkSweepDeadRatio=0")
+    # (-XX:MarkSweepDeadRatio=0 is among soak.py's Driver's own options of the server JVM)
+    p.add_argument("--server-java-opts", default="",
+                   help="more JVM options for the server (e.g. -XX:NativeMemoryTracking=summary: "
+                        "then each sample's histogram file also holds VM.native_memory summary, "
+                        "and histograms/LABEL.smaps the server's /proc/PID/smaps)")
     soak.driver_arguments(p, "pmix_client_check")
     a = p.parse_args()
     if a.quick:

@@ -44,7 +44,7 @@ def parse():
                         "detaches")
     p.add_argument("--phases", default="c,java,tool,jobs")
     p.add_argument("--seed", type=int, default=None, help="the order of the phases")
-    p.add_argument("--heap-tolerance", type=float, default=1.0,
+    p.add_argument("--heap-tolerance", type=float, default=0.5,
                    help="MiB the lowest live heap (after a full GC) of the second half's samples "
                         "may exceed the first half's")
     p.add_argument("--rss-tolerance", type=float, default=8.0,
@@ -54,7 +54,8 @@ def parse():
                    help="seconds an idle sample waits for fds and threads to return to the start")
     p.add_argument("--server-java-opts", default="",
                    help="more JVM options for the server (e.g. -XX:NativeMemoryTracking=summary: "
-                        "then each sample's histogram file also holds VM.native_memory summary)")
+                        "then each sample's histogram file also holds VM.native_memory summary, and "
+                        "histograms/LABEL.smaps the server's /proc/PID/smaps)")
     p.add_argument("--dump-over", type=float, default=0,
                    help="MiB: when the live heap at a sample exceeds the phase's start by this "
                         "much, write a heap dump (histograms/LABEL.hprof) once per phase; 0: never")
@@ -224,6 +225,12 @@ def idle_sample(a, pid, base, label):
                         os.path.join(a.out, "histograms", label + ".hprof")],
                        capture_output=True, timeout=120)
     s["rss"] = sample(pid)["rss"]  # after the GC, which may give memory back
+    if "NativeMemoryTracking" in a.server_java_opts:
+        # beside the histogram (and its VM.native_memory summary): the mappings at this moment,
+        # to tell what RSS outside the heap is made of (code cache, metaspace, malloc arenas)
+        with open(f"/proc/{pid}/smaps") as src, \
+                open(os.path.join(a.out, "histograms", label + ".smaps"), "w") as dst:
+            dst.write(src.read())
     hr = heap_rss(pid, heap_range)
     s["nonheap"] = s["rss"] - hr if hr >= 0 else -1
     return s
@@ -267,8 +274,12 @@ class Driver:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PMIX_")}
         env["TMPDIR"] = self.tmp
         self.env = env
-        # bin/pmixrun's JVM options (without its class-data sharing archive: start-up speed)
+        # bin/pmixrun's JVM options (without its class-data sharing archive: start-up speed), and
+        # -XX:MarkSweepDeadRatio=0: Serial's full collections otherwise leave up to 5 % of the old
+        # generation as dead wood (int[] fillers the class histogram counts as live; seen as a
+        # +1.4 MiB sawtooth in the live heap), with it the live heap after jcmd's full GC is exact
         cmd = [a.java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+               "-XX:MarkSweepDeadRatio=0",
                f"-Djava.io.tmpdir={self.tmp}", *a.server_java_opts.split(), "-cp", a.cp,
                "io.pmix.testkit.PmixRun",
                "--tool-support", "--report-state", self.state,
@@ -591,9 +602,9 @@ def main():
                     break
             if middle is not None and len(rows) > 2:
                 m = middle[1]
-                # The lowest live heap of each half: a leak raises the floor; the sawtooth seen
-                # in the client phases (int[]s with no referrer in the heap, +0.3 MiB per 1,000
-                # cycles and back every few thousand) does not.
+                # The lowest live heap of each half: a leak raises the floor; a sawtooth (JNA's
+                # Memory objects awaiting their cleaner; before -XX:MarkSweepDeadRatio=0 Serial's
+                # int[] fillers, +0.3 MiB per 1,000 cycles and back every few thousand) does not.
                 first = [s["heap"] for _, c, s in rows[1:] if c <= middle[0]]
                 second = [s["heap"] for _, c, s in rows[1:] if c > middle[0]]
                 if not second:
