@@ -32,6 +32,10 @@ import java.util.Set;
  * --init --put --commit --fence-collect --get-peers --fence --finalize} does, so the two can be
  * ranks of one job there too.
  *
+ * <p>With {@code --fenced-lookup} (for servers whose lookup ignores {@code PMIX_WAIT}, such as
+ * OpenPMIx's {@code simptest}) a fence orders publish and lookup instead: rank 0 publishes, every
+ * rank fences, then looks the service up without waiting.
+ *
  * <p>With {@code --strict-scope}, as {@code pmix_client_check --strict-scope}, the keys of other
  * ranks that are out of scope for this one (REMOTE keys of local peers, LOCAL keys of remote
  * ones) are got too and must give {@code PMIX_ERR_NOT_FOUND}.
@@ -62,13 +66,16 @@ public final class JavaDemoClient {
   public static void main(String[] args) {
     boolean publish = true;
     boolean strictScope = false;
+    boolean fencedLookup = false;
     for (String a : args) {
       if (a.equals("--no-publish")) {
         publish = false;
+      } else if (a.equals("--fenced-lookup")) {
+        fencedLookup = true;
       } else if (a.equals("--strict-scope")) {
         strictScope = true;
       } else {
-        System.err.println("usage: JavaDemoClient [--no-publish] [--strict-scope]");
+        System.err.println("usage: JavaDemoClient [--no-publish] [--fenced-lookup] [--strict-scope]");
         System.exit(2);
       }
     }
@@ -161,8 +168,12 @@ public final class JavaDemoClient {
 
       step = "lookup";
       t0 = System.nanoTime();
+      if (fencedLookup) {
+        PMIx.fence(); // rank 0 has published
+      }
+      boolean wait = rank != 0 && !fencedLookup;
       List<Value.PData> found =
-          rank == 0
+          !wait
               ? PMIx.lookup(List.of(svc))
               : PMIx.lookup(List.of(svc), Info.of(Keys.WAIT.name(), Value.of(0)), timeout());
       if (found.size() != 1
@@ -171,7 +182,7 @@ public final class JavaDemoClient {
           || !found.get(0).proc().equals(Proc.of(ns, 0))) {
         fail(step, t0, "key=" + svc + " got=" + found + " want=" + svcValue + " from rank 0");
       }
-      ok(step, t0, "key=" + svc + " wait=" + (rank == 0 ? 0 : 1) + " value=" + svcValue
+      ok(step, t0, "key=" + svc + " wait=" + (wait ? 1 : 0) + " value=" + svcValue
           + " publisher=" + ns + ":0");
 
       step = "unpublish";
