@@ -1,16 +1,15 @@
 package io.pmix.testkit;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Timeout;
@@ -137,30 +136,18 @@ class GroupsIT {
       throws IOException, InterruptedException {
     Path prterun = Peers.mendedProgram("prrte-3.0.14", "prterun");
     Path dir = Path.of(System.getProperty("basedir", ".")).resolve("target/prterun-it");
-    Files.createDirectories(dir);
-    Path out = Files.createTempFile(dir, "out-", ".txt");
     List<String> cmd = new ArrayList<>(List.of(prterun.toString(), "--allow-run-as-root",
         "--map-by", ":OVERSUBSCRIBE", "-n", Integer.toString(n), "-x", "LD_LIBRARY_PATH", "-x",
         "OPAL_PREFIX", exe.toString()));
     cmd.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-    pb.redirectOutput(out.toFile());
-    pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-    pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_")
-        || k.startsWith("PRTE_"));
-    pb.environment().put("LD_LIBRARY_PATH", libs);
-    pb.environment().put("OPAL_PREFIX", opal);
-    pb.environment().put("PRTE_PREFIX", Peers.dir().resolve("prrte-3.0.14").toString());
-    pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
-    Process p = pb.start();
-    if (!p.waitFor(Timing.scaled(LIMIT).toMillis(), TimeUnit.MILLISECONDS)) {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-      p.waitFor();
-      throw new AssertionError("prterun did not end:\n" + Files.readString(out, UTF_8));
-    }
-    String s = Files.readString(out, UTF_8);
-    assertEquals(0, p.exitValue(), s);
-    return s;
+    Peers.Run r =
+        Peers.run(
+            cmd,
+            Map.of("LD_LIBRARY_PATH", libs, "OPAL_PREFIX", opal,
+                "PRTE_PREFIX", Peers.dir().resolve("prrte-3.0.14").toString()),
+            dir,
+            LIMIT);
+    assertEquals(0, r.exit(), r.out());
+    return r.out();
   }
 }

@@ -196,30 +196,10 @@ class JavaUnderPeerServersIT {
 
   private record Result(int exit, String out) {}
 
-  /** Runs {@code cmd} with {@code LD_LIBRARY_PATH=libs}, no PMIx variables, output to a file. */
+  /** Runs {@code cmd} with {@code LD_LIBRARY_PATH=libs} ({@link Peers#run}). */
   private static Result run(List<String> cmd, String libs) throws Exception {
-    Files.createDirectories(DIR);
-    Path out = Files.createTempFile(DIR, "out-", ".txt");
-    try {
-      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-      pb.redirectOutput(out.toFile());
-      pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-      pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_")
-          || k.startsWith("PRTE_"));
-      pb.environment().put("LD_LIBRARY_PATH", libs);
-      pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
-      Process p = pb.start();
-      if (!p.waitFor(Timing.scaled(LIMIT).toMillis(), TimeUnit.MILLISECONDS)) {
-        p.descendants().forEach(ProcessHandle::destroyForcibly);
-        p.destroyForcibly();
-        p.waitFor();
-        throw new AssertionError(cmd.get(0) + " did not end:\n" + Files.readString(out, UTF_8));
-      }
-      return new Result(p.exitValue(), "$ " + String.join(" ", cmd) + "\n"
-          + Files.readString(out, UTF_8));
-    } finally {
-      Files.deleteIfExists(out);
-    }
+    Peers.Run r = Peers.run(cmd, Map.of("LD_LIBRARY_PATH", libs), DIR, LIMIT);
+    return new Result(r.exit(), "$ " + String.join(" ", cmd) + "\n" + r.out());
   }
 
   /** An executable shell script under target/ that execs {@code cmd} (simptest passes no args). */

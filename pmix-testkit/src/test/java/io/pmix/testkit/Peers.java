@@ -7,6 +7,10 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 
@@ -153,5 +157,40 @@ final class Peers {
       throw new AssertionError("cannot compile " + src + " against Open MPI 5.0.10:\n" + out);
     }
     return exe;
+  }
+
+  /** What a command run by {@link #run} printed (stdout and stderr together), and its exit. */
+  record Run(int exit, String out) {}
+
+  /**
+   * Runs {@code cmd} as a peer runtime's own launch would: none of this JVM's PMIx, Open MPI or
+   * PRRTE variables, {@code env} added, TMPDIR this test's, stdin /dev/null, output through a file
+   * under {@code dir}. Killed with its descendants, and an AssertionError, if it has not ended
+   * within {@code limit} (scaled).
+   */
+  static Run run(List<String> cmd, Map<String, String> env, Path dir, Duration limit)
+      throws IOException, InterruptedException {
+    Files.createDirectories(dir);
+    Path out = Files.createTempFile(dir, "out-", ".txt");
+    try {
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+      pb.redirectOutput(out.toFile());
+      pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
+      pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_")
+          || k.startsWith("PRTE_"));
+      pb.environment().putAll(env);
+      pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
+      Process p = pb.start();
+      if (!p.waitFor(Timing.scaled(limit).toMillis(), TimeUnit.MILLISECONDS)) {
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        p.waitFor();
+        throw new AssertionError(
+            cmd.get(0) + " did not end:\n" + Files.readString(out, StandardCharsets.UTF_8));
+      }
+      return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    } finally {
+      Files.deleteIfExists(out);
+    }
   }
 }
