@@ -4,6 +4,7 @@ import com.sun.jna.LastErrorException;
 import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.NativeLong;
+import io.pmix.common.internal.JnaStartup;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
@@ -61,6 +62,11 @@ final class SockDiag {
   /** Loads libc once, when first needed. */
   private static final class Holder {
     static final LibC C = Native.load("c", LibC.class);
+  }
+
+  static {
+    // Before any JNA class initializes: see there.
+    JnaStartup.prepare();
   }
 
   private SockDiag() {}

@@ -6,6 +6,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import io.pmix.common.internal.JnaStartup;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
@@ -42,6 +43,11 @@ final class PosixLocks {
   /** Loads libc once, when first needed. */
   private static final class Holder {
     static final LibC C = Native.load("c", LibC.class);
+  }
+
+  static {
+    // Before any JNA class initializes: see there.
+    JnaStartup.prepare();
   }
 
   private PosixLocks() {}

@@ -5,6 +5,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import io.pmix.common.internal.JnaStartup;
 import java.time.Instant;
 
 /**
@@ -46,6 +47,11 @@ final class WriterNatives {
     static native int pthread_rwlock_timedwrlock(Pointer rwlock, Pointer abstime);
 
     static native int pthread_rwlock_unlock(Pointer rwlock);
+  }
+
+  static {
+    // Before any JNA class initializes: see there.
+    JnaStartup.prepare();
   }
 
   private WriterNatives() {}
