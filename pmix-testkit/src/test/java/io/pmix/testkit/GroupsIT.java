@@ -4,12 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Timeout;
@@ -23,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * rank that died fails instead of hanging; and an Open MPI 5.0.10 program using MPI-4 sessions
  * ({@code mpi_sessions.c}: {@code MPI_Session_init}, {@code MPI_Group_from_session_pset}, {@code
  * MPI_Comm_create_from_group}, an allreduce and a ring) gives under pmixrun what it gives under
- * Open MPI's own launcher, PRRTE 3.0.14's {@code prterun}.
+ * Open MPI 5's own {@code mpirun} (on PRRTE 3.0.14).
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class GroupsIT {
@@ -99,11 +97,12 @@ class GroupsIT {
 
   /**
    * The sessions program at -n 2 and -n 4, three communicators from the group each, under
-   * pmixrun and under prterun: each rank's lines are the expected ones, the same under both.
+   * pmixrun and under Open MPI 5's mpirun: each rank's lines are the expected ones, the same
+   * under both.
    */
   @ParameterizedTest(name = "-n {0}")
   @CsvSource({"2", "4"})
-  void openMpiSessionsMatchPrterun(int n) throws Exception {
+  void openMpiSessionsMatchMpirun(int n) throws Exception {
     Path exe = Peers.ompiCompile(TEST_C.resolve("mpi_sessions.c"));
     String libs = Peers.ompiLibraryPath();
     String opal = Peers.dir().resolve("ompi-5.0.10").toString();
@@ -122,32 +121,16 @@ class GroupsIT {
     }
     assertFalse(p.stdout().contains("FAILED"), p::describe);
 
-    String reference = prterun(n, libs, opal, exe, "3");
-    assertEquals(rankLines(reference), ours, () -> "prterun:\n" + reference + p.describe());
+    Peers.Run reference =
+        Peers.mpirun(n, Path.of(System.getProperty("basedir", ".")).resolve("target/mpirun-it"),
+            LIMIT, exe.toString(), "3");
+    assertEquals(0, reference.exit(), reference.out());
+    assertEquals(rankLines(reference.out()), ours,
+        () -> "mpirun:\n" + reference.out() + p.describe());
   }
 
   /** The program's "rank ..." lines, sorted (ranks interleave differently run to run). */
   private static List<String> rankLines(String out) {
     return out.lines().filter(l -> l.startsWith("rank ")).sorted().collect(Collectors.toList());
-  }
-
-  /** Runs {@code exe args} at {@code -n n} under PRRTE 3.0.14's prterun; its stdout, after 0. */
-  private static String prterun(int n, String libs, String opal, Path exe, String... args)
-      throws IOException, InterruptedException {
-    Path prterun = Peers.mendedProgram("prrte-3.0.14", "prterun");
-    Path dir = Path.of(System.getProperty("basedir", ".")).resolve("target/prterun-it");
-    List<String> cmd = new ArrayList<>(List.of(prterun.toString(), "--allow-run-as-root",
-        "--map-by", ":OVERSUBSCRIBE", "-n", Integer.toString(n), "-x", "LD_LIBRARY_PATH", "-x",
-        "OPAL_PREFIX", exe.toString()));
-    cmd.addAll(List.of(args));
-    Peers.Run r =
-        Peers.run(
-            cmd,
-            Map.of("LD_LIBRARY_PATH", libs, "OPAL_PREFIX", opal,
-                "PRTE_PREFIX", Peers.dir().resolve("prrte-3.0.14").toString()),
-            dir,
-            LIMIT);
-    assertEquals(0, r.exit(), r.out());
-    return r.out();
   }
 }

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -138,6 +139,10 @@ final class Peers {
    * Compiles an MPI program against Open MPI 5.0.10 of the peers, into target/c-programs as
    * {@code NAME-ompi5}: gcc with its headers and libmpi, as its {@code mpicc --showme} says (the
    * wrapper itself links against the copy's unmended {@code libmpi.so}, which ld cannot read).
+   * The program names libmpi, libopen-pal and libpmix itself, found through an RPATH (searched
+   * before LD_LIBRARY_PATH) in the mended directories: a job that mpirun's MPI_Comm_spawn starts
+   * gets the copy's own lib/ put first in its LD_LIBRARY_PATH, where the text-file links would
+   * stop the loader ("file too short").
    */
   static Path ompiCompile(Path src) throws IOException, InterruptedException {
     Path ompi = dir().resolve("ompi-5.0.10");
@@ -146,10 +151,12 @@ final class Peers {
         .toAbsolutePath();
     Files.createDirectories(exe.getParent());
     Path mpi = libraryPath("ompi-5.0.10");
+    Path pmix = libraryPath("v5.0.11");
     Process p =
         new ProcessBuilder("gcc", "-O1", "-I" + ompi.resolve("include"), "-o", exe.toString(),
-            src.toAbsolutePath().toString(), "-L" + mpi, "-Wl,-rpath-link," + mpi,
-            "-Wl,-rpath-link," + libraryPath("v5.0.11"), "-lmpi")
+            src.toAbsolutePath().toString(), "-L" + mpi, "-L" + pmix, "-Wl,--no-as-needed",
+            "-Wl,--disable-new-dtags", "-Wl,-rpath," + mpi + ":" + pmix, "-lmpi", "-lopen-pal",
+            "-lpmix")
             .redirectErrorStream(true)
             .start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -157,6 +164,29 @@ final class Peers {
       throw new AssertionError("cannot compile " + src + " against Open MPI 5.0.10:\n" + out);
     }
     return exe;
+  }
+
+  /**
+   * Runs {@code program args} at {@code -n n} under Open MPI 5.0.10's own {@code mpirun} (as
+   * root, oversubscribed), which execs PRRTE 3.0.14's prterun: named by {@code OMPI_PRTERUN}
+   * because the copy's {@code prterun} may be a text file naming {@code prte} ({@link
+   * #mendedProgram}). The programs get Open MPI's, PRRTE's and 5.0.11's libraries and {@code
+   * OPAL_PREFIX}; output through {@link #run} (files under {@code work}).
+   */
+  static Run mpirun(int n, Path work, Duration limit, String program, String... args)
+      throws IOException, InterruptedException {
+    Path ompi = dir().resolve("ompi-5.0.10");
+    List<String> cmd = new ArrayList<>(List.of(program("ompi-5.0.10", "mpirun").toString(),
+        "--allow-run-as-root", "--oversubscribe", "-x", "LD_LIBRARY_PATH", "-n",
+        Integer.toString(n), program));
+    cmd.addAll(List.of(args));
+    return run(
+        cmd,
+        Map.of("LD_LIBRARY_PATH", ompiLibraryPath(), "OPAL_PREFIX", ompi.toString(),
+            "PRTE_PREFIX", dir().resolve("prrte-3.0.14").toString(),
+            "OMPI_PRTERUN", mendedProgram("prrte-3.0.14", "prterun").toString()),
+        work,
+        limit);
   }
 
   /** What a command run by {@link #run} printed (stdout and stderr together), and its exit. */

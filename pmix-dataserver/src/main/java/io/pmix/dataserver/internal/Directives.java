@@ -207,8 +207,8 @@ public final class Directives {
   }
 
   /**
-   * A range directive. UNDEF means the default, SESSION, and so does an unknown code in a lookup
-   * or an unpublish (a publish with one is refused). RM names the host environment, which a
+   * A range directive. UNDEF means the default, SESSION, and so does an unknown code or INVALID in
+   * a lookup or an unpublish (a publish with one is refused). RM names the host environment, which a
    * store has no process set for: refused rather than stored where nobody could reach it. A
    * requester has no accessor list, so CUSTOM means nothing as a search range.
    */
@@ -216,9 +216,10 @@ public final class Directives {
     long code = integer(v, RANGE);
     Optional<DataRange> known =
         code > 0xFF ? Optional.<DataRange>empty() : DataRange.fromCode((int) code);
-    if (known.isEmpty() && !publisher) {
-      // A search range we do not know searches the session, as PRRTE does: Open MPI 5's
-      // MPI_Lookup_name with MPI_INFO_NULL sends an uninitialised range (0, 32, 239, ...).
+    if (!publisher && (known.isEmpty() || known.get() == DataRange.INVALID)) {
+      // A search range we do not know, or INVALID, searches the session, as PRRTE does (its
+      // data server filters by the publisher's range only): Open MPI 5's MPI_Lookup_name with
+      // MPI_INFO_NULL sends an uninitialised range (0, 32, 239, ...; 255 in a spawned child).
       return DataRange.SESSION;
     }
     DataRange r =
