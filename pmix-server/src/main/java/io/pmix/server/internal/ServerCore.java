@@ -15,6 +15,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.AbortRequest;
 import io.pmix.common.internal.message.CommitRequest;
@@ -593,7 +594,12 @@ public final class ServerCore {
    * reply, excepted; the server keeps serving.
    */
   private void dispatch(Peer peer, int tag, ByteBuf payload) {
-    PmixReader r = new PmixReader(payload, peer.format(), limits);
+    // One bulk copy, then the codec reads a plain array: reading through the ByteBuf costs ~10
+    // calls per byte (index, reference-count and bounds checks), which a fresh server runs
+    // interpreted for its first hundreds of messages (docs/architecture.md, "Start-up of pmixrun").
+    byte[] bytes = new byte[payload.readableBytes()];
+    payload.readBytes(bytes);
+    PmixReader r = new PmixReader(WireBuffer.wrap(bytes), peer.format(), limits);
     int code = -1;
     try {
       code = r.unpackByteEnum(DataType.COMMAND);

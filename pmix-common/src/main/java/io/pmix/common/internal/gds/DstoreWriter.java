@@ -3,13 +3,12 @@ package io.pmix.common.internal.gds;
 import static java.util.Objects.requireNonNull;
 
 import com.sun.jna.Pointer;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
@@ -367,15 +366,10 @@ public final class DstoreWriter implements AutoCloseable {
   }
 
   private byte[] pack(Value v) {
-    ByteBuf buf = Unpooled.buffer(64);
-    try {
-      new PmixWriter(buf, format).packAsValue(v);
-      byte[] out = new byte[buf.readableBytes()];
-      buf.readBytes(out);
-      return out;
-    } finally {
-      buf.release();
-    }
+    // An array, not a ByteBuf: a fresh server runs this interpreted for every stored value.
+    WireBuffer buf = WireBuffer.allocate(64);
+    new PmixWriter(buf, format).packAsValue(v);
+    return buf.toByteArray();
   }
 
   private void append(Ns ns, long rank, List<Map.Entry<byte[], byte[]>> values) {

@@ -1,8 +1,5 @@
 package io.pmix.server.internal.collective;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.DataType;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
@@ -10,6 +7,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.server.internal.Requests;
@@ -45,33 +43,25 @@ final class FenceData {
 
   /** This node's fence contribution, native (non-key-map) layout. */
   byte[] collect(FenceTracker t) {
-    ByteBuf node = Unpooled.buffer();
-    ByteBuf out = Unpooled.buffer();
-    try {
-      PmixWriter w = new PmixWriter(node, WireFormat.DEFAULT);
-      w.packByteEnum(DataType.BYTE, FLAG_NATIVE);
-      for (Proc p : t.arrivedProcs()) {
-        Namespace ns = registry.namespace(p.nspace());
-        ProcData d = ns == null ? null : ns.data().proc(p.rank());
-        if (d == null || d.remote().isEmpty()) {
-          continue;
-        }
-        ByteBuf rb = Unpooled.buffer();
-        try {
-          PmixWriter rw = new PmixWriter(rb, WireFormat.DEFAULT);
-          rw.packRank(relativeRank(t, p));
-          d.remote().forEach((k, v) -> rw.pack(new Value.KVal(ProcData.wireKey(k), v)));
-          w.pack(Value.of(ByteBufUtil.getBytes(rb)));
-        } finally {
-          rb.release();
-        }
+    // Arrays, not ByteBufs: a fresh server runs this interpreted (see Replies.frame).
+    WireBuffer node = WireBuffer.allocate();
+    PmixWriter w = new PmixWriter(node, WireFormat.DEFAULT);
+    w.packByteEnum(DataType.BYTE, FLAG_NATIVE);
+    for (Proc p : t.arrivedProcs()) {
+      Namespace ns = registry.namespace(p.nspace());
+      ProcData d = ns == null ? null : ns.data().proc(p.rank());
+      if (d == null || d.remote().isEmpty()) {
+        continue;
       }
-      new PmixWriter(out, WireFormat.DEFAULT).pack(Value.of(ByteBufUtil.getBytes(node)));
-      return ByteBufUtil.getBytes(out);
-    } finally {
-      node.release();
-      out.release();
+      WireBuffer rb = WireBuffer.allocate();
+      PmixWriter rw = new PmixWriter(rb, WireFormat.DEFAULT);
+      rw.packRank(relativeRank(t, p));
+      d.remote().forEach((k, v) -> rw.pack(new Value.KVal(ProcData.wireKey(k), v)));
+      w.pack(Value.of(rb.toByteArray()));
     }
+    WireBuffer out = WireBuffer.allocate();
+    new PmixWriter(out, WireFormat.DEFAULT).pack(Value.of(node.toByteArray()));
+    return out.toByteArray();
   }
 
   /**
@@ -79,11 +69,11 @@ final class FenceData {
    * Nothing is stored if any part is malformed.
    */
   void store(FenceTracker t, byte[] bytes) {
-    PmixReader r = new PmixReader(Unpooled.wrappedBuffer(bytes), WireFormat.DEFAULT, limits);
+    PmixReader r = new PmixReader(WireBuffer.wrap(bytes), WireFormat.DEFAULT, limits);
     Map<Proc, List<Value.KVal>> parsed = new LinkedHashMap<>();
     while (r.hasRemaining()) {
       byte[] nodeBlob = r.unpackOne(DataType.BYTE_OBJECT).asBytes();
-      PmixReader nr = new PmixReader(Unpooled.wrappedBuffer(nodeBlob), WireFormat.DEFAULT, limits);
+      PmixReader nr = new PmixReader(WireBuffer.wrap(nodeBlob), WireFormat.DEFAULT, limits);
       if (!nr.hasRemaining()) {
         continue;
       }
@@ -100,7 +90,7 @@ final class FenceData {
       while (nr.hasRemaining()) {
         byte[] rankBlob = nr.unpackOne(DataType.BYTE_OBJECT).asBytes();
         PmixReader rr =
-            new PmixReader(Unpooled.wrappedBuffer(rankBlob), WireFormat.DEFAULT, limits);
+            new PmixReader(WireBuffer.wrap(rankBlob), WireFormat.DEFAULT, limits);
         int rel = rr.unpackRank();
         Proc p = absoluteProc(t, rel);
         List<Value.KVal> kvs = parsed.computeIfAbsent(p, x -> new ArrayList<>());

@@ -1,14 +1,12 @@
 package io.pmix.server.internal.modex;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.GetNbReply;
 import io.pmix.server.internal.Replies;
@@ -158,32 +156,27 @@ final class GetAnswers {
 
   /** Completes a host's request with {@code values} as bare native KVAL units. */
   static void completeForHost(PendingGet.ToHost to, Map<String, Value> values) {
-    ByteBuf b = Unpooled.buffer();
+    WireBuffer b = WireBuffer.allocate();
     byte[] bytes;
     try {
       PmixWriter w = new PmixWriter(b, WireFormat.DEFAULT);
       values.forEach((k, v) -> w.pack(new Value.KVal(ProcData.wireKey(k), v)));
-      bytes = ByteBufUtil.getBytes(b);
+      bytes = b.toByteArray();
     } catch (RuntimeException e) {
       to.result().completeExceptionally(
           new PmixException(Status.ERR_PACK_FAILURE, "cannot pack direct-modex data", e));
       return;
-    } finally {
-      b.release();
     }
     to.result().complete(bytes);
   }
 
   /** A GETNB reply blob: PROC, then KVAL units, packed in the requester's format. */
   private static byte[] blob(Peer peer, Proc p, Map<String, Value> values) {
-    ByteBuf b = Unpooled.buffer();
-    try {
-      PmixWriter w = new PmixWriter(b, peer.format());
-      w.packProc(p);
-      values.forEach((k, v) -> w.pack(new Value.KVal(ProcData.wireKey(k), v)));
-      return ByteBufUtil.getBytes(b);
-    } finally {
-      b.release();
-    }
+    // An array, not a ByteBuf: a fresh server runs this interpreted (see Replies.frame).
+    WireBuffer b = WireBuffer.allocate();
+    PmixWriter w = new PmixWriter(b, peer.format());
+    w.packProc(p);
+    values.forEach((k, v) -> w.pack(new Value.KVal(ProcData.wireKey(k), v)));
+    return b.toByteArray();
   }
 }

@@ -1,6 +1,5 @@
 package io.pmix.server.internal.modex;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -10,6 +9,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.server.HostModule;
 import io.pmix.server.internal.HostCalls;
@@ -166,7 +166,7 @@ final class PendingGets {
 
   /** Stores the host's direct-modex answer: bare KVAL units (docs/commands.md §7.2). */
   private void storeDmodex(Proc target, byte[] bytes) {
-    PmixReader r = new PmixReader(Unpooled.wrappedBuffer(bytes), WireFormat.DEFAULT, limits);
+    PmixReader r = new PmixReader(WireBuffer.wrap(bytes), WireFormat.DEFAULT, limits);
     List<Value.KVal> kvs = new ArrayList<>();
     while (r.hasRemaining()) {
       kvs.add((Value.KVal) r.unpackOne(DataType.KVAL));
