@@ -4,20 +4,24 @@ import io.pmix.common.internal.connector.LocalProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
-import java.nio.file.DirectoryStream;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Arrays;
+import java.security.CodeSource;
+import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.zip.CRC32;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,9 +43,10 @@ import org.jspecify.annotations.Nullable;
  *       JDK's security providers). This keeps one copy per content in the user's own cache
  *       directory ({@code $XDG_CACHE_HOME} or {@code ~/.cache}, {@code pmix-java/jna/}; a
  *       directory only the user may write) and points {@code jna.boot.library.path} at it, when
- *       nobody has set that property. The copy is compared with the jar's bytes at every start, so
- *       a stale or damaged one is replaced; writes go through a temporary name and an atomic
- *       rename, so processes starting together never load a partial file.
+ *       nobody has set that property. The copy is checked against the size and CRC-32 the jar's
+ *       directory gives for it at every start, so a stale or damaged one is replaced; writes go
+ *       through a temporary name and an atomic rename, so processes starting together never load
+ *       a partial file.
  * </ul>
  *
  * <p>Whatever fails here (no home directory, a read-only one, a directory someone else owns)
@@ -79,9 +84,10 @@ public final class JnaStartup {
       }
       if (System.getProperty(BOOT_PATH) == null && System.getProperty("jna.nounpack") == null) {
         Path root = cacheRoot(System.getenv());
-        byte[] lib = dispatchLibrary(arch[1]);
-        if (root != null && lib != null) {
-          Path dir = cachedCopy(root, lib, LocalProcess.effectiveIds()[0]);
+        Path jar = jnaJar();
+        if (root != null && jar != null) {
+          Path dir = cachedCopy(root, jar, "com/sun/jna/" + arch[1] + "/libjnidispatch.so",
+              LocalProcess.effectiveIds()[0]);
           if (dir != null) {
             System.setProperty(BOOT_PATH, dir.toString());
           }
@@ -106,8 +112,13 @@ public final class JnaStartup {
       dirs.add("/lib/" + triplet);
     }
     dirs.addAll(List.of("/usr/lib64", "/lib64", "/usr/lib", "/lib"));
-    dirs.removeIf(d -> !Files.isDirectory(root.resolve(d.substring(1))));
-    return List.copyOf(dirs);
+    List<String> existing = new ArrayList<>();
+    for (String d : dirs) {
+      if (Files.isDirectory(root.resolve(d.substring(1)))) {
+        existing.add(d);
+      }
+    }
+    return List.copyOf(existing);
   }
 
   /** Adds the directories of one ld.so.conf file, following its {@code include} lines. */
@@ -124,7 +135,7 @@ public final class JnaStartup {
       if (line.startsWith("include") && line.length() > 7
           && Character.isWhitespace(line.charAt(7))) {
         if (depth < 4) {
-          for (String pattern : line.substring(8).trim().split("\\s+")) {
+          for (String pattern : words(line.substring(8))) {
             include(root, file, pattern, dirs, depth);
           }
         }
@@ -134,25 +145,55 @@ public final class JnaStartup {
     }
   }
 
-  /** The files an {@code include} pattern names (a glob in its last component), sorted. */
+  /** The blank-separated words of {@code s} (no regular expression: see {@link #include}). */
+  private static List<String> words(String s) {
+    List<String> out = new ArrayList<>();
+    int i = 0;
+    while (i < s.length()) {
+      while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
+        i++;
+      }
+      int start = i;
+      while (i < s.length() && !Character.isWhitespace(s.charAt(i))) {
+        i++;
+      }
+      if (i > start) {
+        out.add(s.substring(start, i));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The files an {@code include} pattern names, sorted: a {@code *} in its last component matches
+   * any run of characters (ld.so.conf's patterns are globs; Debian's is {@code
+   * /etc/ld.so.conf.d/*.conf}); other glob characters are taken literally. No regular expression:
+   * this runs in a fresh JVM, where compiling one costs more than the rest of this class.
+   */
   private static void include(Path root, Path from, String pattern, Set<String> dirs, int depth) {
     Path p =
         pattern.startsWith("/")
             ? root.resolve(pattern.substring(1))
             : from.getParent().resolve(pattern);
     Path dir = p.getParent();
-    if (dir == null || !Files.isDirectory(dir)) {
-      return;
+    String name = p.getFileName().toString();
+    int star = name.indexOf('*');
+    List<String> names = new ArrayList<>();
+    if (star < 0) {
+      names.add(name);
+    } else if (dir != null) {
+      String[] listed = dir.toFile().list();
+      String head = name.substring(0, star);
+      String tail = name.substring(name.lastIndexOf('*') + 1);
+      for (String n : listed == null ? new String[0] : listed) {
+        if (n.length() >= head.length() + tail.length() && n.startsWith(head) && n.endsWith(tail)) {
+          names.add(n);
+        }
+      }
     }
-    List<Path> files = new java.util.ArrayList<>();
-    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, p.getFileName().toString())) {
-      s.forEach(files::add);
-    } catch (IOException | RuntimeException e) {
-      return;
-    }
-    files.sort(null);
-    for (Path f : files) {
-      readLdConf(root, f, dirs, depth + 1);
+    names.sort(null);
+    for (String n : names) {
+      readLdConf(root, dir == null ? Path.of(n) : dir.resolve(n), dirs, depth + 1);
     }
   }
 
@@ -185,35 +226,42 @@ public final class JnaStartup {
     return Path.of(home, ".cache");
   }
 
-  /** JNA's native part in JNA's {@code resources} folder of its jar; null if absent. */
-  private static byte @Nullable [] dispatchLibrary(String folder) {
-    ClassLoader loader = JnaStartup.class.getClassLoader();
-    String name = "com/sun/jna/" + folder + "/libjnidispatch.so";
-    try (InputStream in =
-        loader == null ? ClassLoader.getSystemResourceAsStream(name) : loader.getResourceAsStream(name)) {
-      return in == null ? null : in.readAllBytes();
-    } catch (IOException e) {
+  /** The jar JNA's classes come from, or null (not from a jar file, or not found). */
+  static @Nullable Path jnaJar() {
+    try {
+      // Loading the interface does not initialize JNA (that is what must come after prepare).
+      CodeSource cs = com.sun.jna.Library.class.getProtectionDomain().getCodeSource();
+      if (cs == null || cs.getLocation() == null || !"file".equals(cs.getLocation().getProtocol())) {
+        return null;
+      }
+      Path jar = Path.of(cs.getLocation().toURI());
+      return Files.isRegularFile(jar) ? jar : null;
+    } catch (URISyntaxException | RuntimeException | LinkageError e) {
       return null;
     }
   }
 
   /**
-   * The directory under {@code root} holding {@code lib} as {@code libjnidispatch.so}, written
-   * there if missing or different; null if it cannot be, or if a directory on the way is not
-   * {@code uid}'s alone (another user could then swap the library we load).
+   * The directory under {@code root} holding the jar's {@code entry} as {@code libjnidispatch.so},
+   * written there if missing or different; null if it cannot be, if the jar has no such entry, or
+   * if a directory on the way is not {@code uid}'s alone (another user could then swap the library
+   * we load). The copy is checked against the entry's size and CRC-32 from the jar's directory (the
+   * class loader has read that directory already: nothing is inflated unless the copy is written).
    */
-  static @Nullable Path cachedCopy(Path root, byte[] lib, int uid) {
-    CRC32 crc = new CRC32();
-    crc.update(lib);
-    String id = Long.toHexString(crc.getValue()) + "-" + lib.length;
-    Path base = root.resolve("pmix-java").resolve("jna");
-    Path dir = base.resolve(id);
-    Path file = dir.resolve("libjnidispatch.so");
-    try {
+  static @Nullable Path cachedCopy(Path root, Path jar, String entry, int uid) {
+    try (ZipFile zip = new ZipFile(jar.toFile())) {
+      ZipEntry e = zip.getEntry(entry);
+      if (e == null || e.getSize() < 0 || e.getSize() > Integer.MAX_VALUE || e.getCrc() < 0) {
+        return null;
+      }
+      String id = Long.toHexString(e.getCrc()) + "-" + e.getSize();
+      Path base = root.resolve("pmix-java").resolve("jna");
+      Path dir = base.resolve(id);
+      Path file = dir.resolve("libjnidispatch.so");
       Files.createDirectories(
           dir,
           PosixFilePermissions.asFileAttribute(
-              Set.of(
+              EnumSet.of(
                   PosixFilePermission.OWNER_READ,
                   PosixFilePermission.OWNER_WRITE,
                   PosixFilePermission.OWNER_EXECUTE)));
@@ -222,10 +270,16 @@ public final class JnaStartup {
           return null;
         }
       }
-      if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
-          && Files.size(file) == lib.length
-          && Arrays.equals(Files.readAllBytes(file), lib)) {
-        return dir;
+      if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) == e.getSize()) {
+        CRC32 crc = new CRC32();
+        crc.update(Files.readAllBytes(file));
+        if (crc.getValue() == e.getCrc()) {
+          return dir;
+        }
+      }
+      byte[] lib;
+      try (InputStream in = zip.getInputStream(e)) {
+        lib = in.readAllBytes();
       }
       // A name no other process uses, without SecureRandom (what this class avoids).
       Path tmp = dir.resolve("libjnidispatch.so." + ProcessHandle.current().pid() + ".tmp");
@@ -240,14 +294,11 @@ public final class JnaStartup {
 
   /** Whether {@code d} is a real directory owned by {@code uid} that nobody else may write. */
   private static boolean privateTo(Path d, int uid) throws IOException {
-    if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
-      return false;
-    }
-    Object owner = Files.getAttribute(d, "unix:uid", LinkOption.NOFOLLOW_LINKS);
-    Set<PosixFilePermission> perms = Files.getPosixFilePermissions(d, LinkOption.NOFOLLOW_LINKS);
-    return owner instanceof Integer o
+    Map<String, Object> a = Files.readAttributes(d, "unix:uid,mode,isDirectory", LinkOption.NOFOLLOW_LINKS);
+    return Boolean.TRUE.equals(a.get("isDirectory"))
+        && a.get("uid") instanceof Integer o
         && o == uid
-        && !perms.contains(PosixFilePermission.GROUP_WRITE)
-        && !perms.contains(PosixFilePermission.OTHERS_WRITE);
+        && a.get("mode") instanceof Integer mode
+        && (mode & 022) == 0;
   }
 }

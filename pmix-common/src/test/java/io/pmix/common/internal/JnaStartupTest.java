@@ -62,10 +62,25 @@ class JnaStartupTest {
     assertEquals(List.of("/lib"), JnaStartup.platformPath(root, null));
   }
 
+  private static final String ENTRY = "com/sun/jna/linux-x86-64/libjnidispatch.so";
+
+  /** A jar holding {@code lib} as JNA's native part. */
+  private static Path jar(Path dir, byte[] lib) throws Exception {
+    Path jar = dir.resolve("jna.jar");
+    try (var out = new java.util.zip.ZipOutputStream(Files.newOutputStream(jar))) {
+      out.putNextEntry(new java.util.zip.ZipEntry(ENTRY));
+      out.write(lib);
+      out.closeEntry();
+    }
+    return jar;
+  }
+
   @Test
-  void theCopyIsWrittenOnceReusedAndReplacedWhenItDiffers(@TempDir Path root) throws Exception {
+  void theCopyIsWrittenOnceReusedAndReplacedWhenItDiffers(@TempDir Path tmp) throws Exception {
     byte[] lib = "not really an ELF file".getBytes(StandardCharsets.US_ASCII);
-    Path dir = JnaStartup.cachedCopy(root, lib, UID);
+    Path root = tmp.resolve("cache");
+    Path jar = jar(tmp, lib);
+    Path dir = JnaStartup.cachedCopy(root, jar, ENTRY, UID);
     assertNotNull(dir);
     Path file = dir.resolve("libjnidispatch.so");
     assertArrayEquals(lib, Files.readAllBytes(file));
@@ -73,29 +88,31 @@ class JnaStartupTest {
     long written = Files.getLastModifiedTime(file).toMillis();
 
     Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(written - 60_000));
-    assertEquals(dir, JnaStartup.cachedCopy(root, lib, UID));
+    assertEquals(dir, JnaStartup.cachedCopy(root, jar, ENTRY, UID));
     assertEquals(written - 60_000, Files.getLastModifiedTime(file).toMillis(), "rewritten");
 
     // Same length, other bytes (a damaged copy): replaced.
     byte[] damaged = lib.clone();
     damaged[3] ^= 1;
     Files.write(file, damaged);
-    assertEquals(dir, JnaStartup.cachedCopy(root, lib, UID));
+    assertEquals(dir, JnaStartup.cachedCopy(root, jar, ENTRY, UID));
     assertArrayEquals(lib, Files.readAllBytes(file));
     try (var s = Files.list(dir)) {
       assertEquals(List.of(file), s.toList(), "no temporary file left");
     }
+    assertNull(JnaStartup.cachedCopy(root, jar, "com/sun/jna/other/libjnidispatch.so", UID));
   }
 
   @Test
-  void aDirectoryOthersMayWriteOrAnotherOwnerIsNotUsed(@TempDir Path root) throws Exception {
-    byte[] lib = {1, 2, 3};
+  void aDirectoryOthersMayWriteOrAnotherOwnerIsNotUsed(@TempDir Path tmp) throws Exception {
+    Path root = tmp.resolve("cache");
+    Path jar = jar(tmp, new byte[] {1, 2, 3});
     Path shared = Files.createDirectories(root.resolve("pmix-java"));
     Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
-    assertNull(JnaStartup.cachedCopy(root, lib, UID));
+    assertNull(JnaStartup.cachedCopy(root, jar, ENTRY, UID));
     Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxr-xr-x"));
-    assertNotNull(JnaStartup.cachedCopy(root, lib, UID));
-    assertNull(JnaStartup.cachedCopy(root, lib, UID + 1), "owned by someone else");
+    assertNotNull(JnaStartup.cachedCopy(root, jar, ENTRY, UID));
+    assertNull(JnaStartup.cachedCopy(root, jar, ENTRY, UID + 1), "owned by someone else");
   }
 
   @Test
