@@ -35,6 +35,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class NestedIT {
   private static final Path MPIRUN = Path.of("/usr/bin/mpirun");
   private static final Duration LIMIT = Duration.ofSeconds(150);
+  private static final Path TEST_C =
+      Path.of(System.getProperty("basedir", ".")).resolve("src/test/c");
   private static final Pattern HNAME = Pattern.compile("pmix\\.hname@self=STRING:(\\S+)");
   private static final Pattern LPEERS = Pattern.compile("pmix\\.lpeers@wild=STRING:(\\S+)");
 
@@ -130,6 +132,46 @@ class NestedIT {
       }
     } finally {
       Files.deleteIfExists(script);
+    }
+  }
+
+  /**
+   * MPMD across nodes ({@code mpirun -n 3 pmixrun -n 2 cs : -n 1 cs}): one job of 9 ranks,
+   * numbered as PRRTE numbers {@code --map-by ppr:2:node ./a : --map-by ppr:1:node ./b} on 3
+   * nodes: app 0 ranks 0-5 (two a node), app 1 ranks 6-8 (one a node). Every rank reads every
+   * rank's app number and app rank and every app's size and leader, and sees the same; its own
+   * app's data and its node's local peers match the layout.
+   */
+  @Test
+  void mpmdAppsAcrossNodesAreOneJobNumberedAsPrrteDoes() throws Exception {
+    String c = CCompiler.compile(TEST_C.resolve("pmix_connect_spawn.c")).toString();
+    // An appfile: mpirun would take a ':' on its command line for its own apps.
+    Path appfile = Files.createTempFile(Path.of(System.getProperty("java.io.tmpdir")), "apps", "");
+    PmixRunProcess p;
+    try {
+      Files.writeString(appfile, "-n 2 -x CS_APP=A " + c + " app-info app-all\n-n 1 -x CS_APP=B "
+          + c + " app-info app-all\n");
+      p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), "--tag-output", "--app", appfile.toString());
+    } finally {
+      Files.deleteIfExists(appfile);
+    }
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(9, out.size(), p.describe());
+    String all = "napps=2 ranks=0:0,0:1,0:2,0:3,0:4,0:5,1:0,1:1,1:2 apps=6@0,3@6";
+    for (int r = 0; r < 9; r++) {
+      int node = r < 6 ? r / 2 : r - 6;
+      String want =
+          r < 6
+              ? "appnum=0 apprank=" + r + " app.size=6 job.size=9 app=A"
+              : "appnum=1 apprank=" + (r - 6) + " app.size=3 job.size=9 app=B";
+      String info = "CS " + r + " app-info OK " + want;
+      String apps =
+          "CS " + r + " app-all OK " + all + " lpeers=" + (2 * node) + "," + (2 * node + 1) + ","
+              + (6 + node);
+      List<String> lines = out.get(r);
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith(info)), () -> info + "\n" + p.describe());
+      assertTrue(lines.contains(apps), () -> apps + "\n" + p.describe());
     }
   }
 
