@@ -103,6 +103,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
   private final ClusterJob layout;
   private final RemoteModex modex;
   private final Map<String, Integer> rounds = new HashMap<>();
+  private final NestedCollectives collectives = new NestedCollectives(this);
 
   private Nested(
       Proc outer,
@@ -549,6 +550,22 @@ final class Nested implements SingleNodeHost.OtherNodes {
                     + "): " + (message == null ? "PMIx_Abort" : message),
                 Proc.wildcard(outer.nspace()))
             .exceptionally(e -> null); // the outer runtime is ending us anyway
+  }
+
+  @Override
+  public CompletionStage<Void> connect(List<Proc> procs, List<Info> info, boolean disconnect) {
+    return collectives.connect(procs, info);
+  }
+
+  @Override
+  public CompletionStage<List<Info>> groupConstruct(
+      String groupId, List<Proc> procs, List<Info> info) {
+    return collectives.groupConstruct(procs, info);
+  }
+
+  @Override
+  public CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info) {
+    return collectives.groupDestruct(members, info);
   }
 
   /** The nodes hosting a fence's participants. */

@@ -215,6 +215,21 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
      * processes were told to end.
      */
     void abort(Proc caller, Status status, @Nullable String message, List<Proc> procs);
+
+    /**
+     * A connect ({@code disconnect} false) or disconnect of participants of which some run on
+     * other nodes, all of this node's having arrived ({@link HostModule#connect}).
+     */
+    CompletionStage<Void> connect(List<Proc> procs, List<Info> info, boolean disconnect);
+
+    /**
+     * A group construct with members on other nodes, or asking for a context id: the results
+     * ({@link HostModule#groupConstruct}).
+     */
+    CompletionStage<List<Info>> groupConstruct(String groupId, List<Proc> procs, List<Info> info);
+
+    /** A group destruct with members on other nodes ({@link HostModule#groupDestruct}). */
+    CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info);
   }
 
   private volatile @Nullable OtherNodes otherNodes;
@@ -601,22 +616,30 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> connect(List<Proc> procs, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Connect");
-    }
-    // A participant of a job this host does not run (another launcher's, say: two pmixruns
-    // sharing a data server) can never take part: refused, not answered success into a hang.
-    PmixException foreign = foreignMember("PMIx_Connect", procs);
-    return foreign == null
-        ? CompletableFuture.completedFuture(null)
-        : CompletableFuture.failedFuture(foreign);
+    return connect("PMIx_Connect", procs, info, false);
   }
 
   /**
-   * A collective that reached the host of a job spread over nodes has participants on other
-   * nodes (the server completes the local ones itself): connect, disconnect and groups are not
-   * done across the nodes of a nested pmixrun yet, and are refused rather than answered success
-   * on one node while the others never take part.
+   * A connect or disconnect that reached the host: a participant of a job this host does not run
+   * (another launcher's, say: two pmixruns sharing a data server) can never take part: refused
+   * with UNREACH, not answered success into a hang. Otherwise done: at once on one node (the
+   * server already has every participant), across the nodes through {@link #otherNodes}.
+   */
+  private CompletionStage<Void> connect(
+      String what, List<Proc> procs, List<Info> info, boolean disconnect) {
+    PmixException foreign = foreignMember(what, procs);
+    if (foreign != null) {
+      return CompletableFuture.failedFuture(foreign);
+    }
+    OtherNodes o = otherNodes;
+    return o != null
+        ? o.connect(procs, info, disconnect)
+        : CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * A request that reached the host of a job spread over nodes and would act on other nodes too,
+   * which this launcher does not do across nodes yet: refused rather than done on one node only.
    */
   private static <T> CompletionStage<T> acrossNodes(String what) {
     return CompletableFuture.failedFuture(
@@ -627,13 +650,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Disconnect");
-    }
-    PmixException foreign = foreignMember("PMIx_Disconnect", procs);
-    return foreign == null
-        ? CompletableFuture.completedFuture(null)
-        : CompletableFuture.failedFuture(foreign);
+    return connect("PMIx_Disconnect", procs, info, true);
   }
 
   /**
@@ -644,12 +661,13 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   @Override
   public CompletionStage<List<Info>> groupConstruct(
       String groupId, List<Proc> procs, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Group_construct");
-    }
     PmixException foreign = foreignMember("group " + groupId, procs);
     if (foreign != null) {
       return CompletableFuture.failedFuture(foreign);
+    }
+    OtherNodes o = otherNodes;
+    if (o != null) {
+      return o.groupConstruct(groupId, procs, info);
     }
     boolean wantsId = false;
     for (Info i : info) {
@@ -667,13 +685,14 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   /** A group destruct the server hands up: as {@link #groupConstruct}, nothing else to do. */
   @Override
   public CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Group_destruct");
-    }
     PmixException foreign = foreignMember("group " + groupId, members);
-    return foreign == null
-        ? CompletableFuture.completedFuture(null)
-        : CompletableFuture.failedFuture(foreign);
+    if (foreign != null) {
+      return CompletableFuture.failedFuture(foreign);
+    }
+    OtherNodes o = otherNodes;
+    return o != null
+        ? o.groupDestruct(groupId, members, info)
+        : CompletableFuture.completedFuture(null);
   }
 
   /** UNREACH if a member is of a job this host does not run (no other node to reach it on). */

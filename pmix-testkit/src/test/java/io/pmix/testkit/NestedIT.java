@@ -175,6 +175,65 @@ class NestedIT {
     }
   }
 
+  /**
+   * PMIx_Connect and PMIx_Disconnect of the whole job across the nodes (an outer collective of
+   * the nodes), then groups: a construct asking for a context id, whose id every rank on every
+   * node gets alike, one asking for none, and both destructed.
+   */
+  @Test
+  void connectDisconnectAndGroupsSpanTheNodes() {
+    String cs = CCompiler.compile(TEST_C.resolve("pmix_connect_spawn.c")).toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(cs, "connect", "disconnect")));
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(6, out.size(), p.describe());
+    for (int r = 0; r < 6; r++) {
+      assertEquals(
+          List.of("CS " + r + " connect OK", "CS " + r + " disconnect OK", "CS " + r
+              + " finalize OK"),
+          out.get(r).subList(1, out.get(r).size()),
+          p.describe());
+    }
+    String gc = CCompiler.compile(TEST_C.resolve("group_client.c")).toString();
+    PmixRunProcess g = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(gc)));
+    assertEquals(0, g.exit(), g.describe());
+    Map<Integer, List<String>> lines = g.taggedStdout();
+    assertEquals(6, lines.size(), g.describe());
+    for (int r = 0; r < 6; r++) {
+      String ra = "rank " + r + " ";
+      assertEquals(
+          List.of(ra + "construct grp.ctx ok ctxid 1 members -",
+              ra + "construct grp.local ok ctxid -1 members -", ra + "destruct grp.local ok",
+              ra + "destruct grp.ctx ok", ra + "done"),
+          lines.get(r),
+          g.describe());
+    }
+  }
+
+  /**
+   * Open MPI 5.0.10's MPI-4 sessions ({@code mpi_sessions.c}: a group from the session's
+   * {@code mpi://WORLD} pset, three communicators made from it, each a PMIx group construct with
+   * a context id, an allreduce and a ring on each) over 3 nested nodes of 2 ranks.
+   */
+  @Test
+  void openMpi5SessionsSpanTheNodes() throws Exception {
+    Path exe = Peers.ompiCompile(TEST_C.resolve("mpi_sessions.c"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), "--tag-output", "-n", "2", "--timeout",
+            "100", "-x", "LD_LIBRARY_PATH=" + Peers.ompiLibraryPath(), "-x",
+            "OPAL_PREFIX=" + Peers.dir().resolve("ompi-5.0.10"), "--", exe.toString(), "3");
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(6, out.size(), p.describe());
+    for (int r = 0; r < 6; r++) {
+      String comm = "rank " + r + " comm " + r + " of 6 allreduce sum 21 ring got " + ((r + 5) % 6);
+      assertEquals(3, out.get(r).stream().filter(comm::equals).count(), p.describe());
+      assertTrue(out.get(r).contains("rank " + r + " done"), p.describe());
+    }
+  }
+
   @Test
   void anOpenMpiProgramRunsAcrossTheNestedNodes() throws Exception {
     Path exe =
