@@ -466,7 +466,14 @@ final class Launch {
     for (App a : spec.apps()) {
       appSizes.add(a.nprocs());
     }
-    host.addJob(nspace, appSizes, ids[0], ids[1], listener()); // refuses a namespace in use
+    // Refuses a namespace in use.
+    host.addJob(
+        nspace,
+        appSizes,
+        spec.placement() == null ? null : spec.placement().ranks(),
+        ids[0],
+        ids[1],
+        listener());
     synchronized (this) {
       registered = true;
     }

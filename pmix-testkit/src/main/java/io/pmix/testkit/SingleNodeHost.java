@@ -153,27 +153,38 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   }
 
   /**
-   * One job: its size, its apps' sizes (app 0's ranks first), its ids, who to tell, and which of
-   * its ranks connected and finalized.
+   * One job: its size here, its apps' sizes here (app 0's processes first), the rank of each
+   * process here (null: the index; a job spread over nodes has others), its ids, who to tell, and
+   * which of its ranks connected and finalized.
    */
   private record Job(
       int nprocs,
       List<Integer> appSizes,
+      @Nullable List<Integer> ranks,
       int uid,
       int gid,
       JobListener listener,
       Set<Integer> connected,
       Set<Integer> finalized) {
-    /** The app of {@code rank}, or {@link Identity#UNKNOWN} for a rank beyond the job. */
+    /** The app of {@code rank}, or {@link Identity#UNKNOWN} for a rank not run here. */
     int appOf(int rank) {
+      int i = indexOf(rank);
       int first = 0;
       for (int a = 0; a < appSizes.size(); a++) {
         first += appSizes.get(a);
-        if (rank >= 0 && rank < first) {
+        if (i >= 0 && i < first) {
           return a;
         }
       }
       return Identity.UNKNOWN;
+    }
+
+    /** The index here of the process of rank {@code rank}, or -1 if it does not run here. */
+    int indexOf(int rank) {
+      if (ranks == null) {
+        return rank >= 0 && rank < nprocs ? rank : -1;
+      }
+      return ranks.indexOf(rank);
     }
   }
 
@@ -289,6 +300,20 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   /** A job of the apps of {@code appSizes} processes each (app 0's ranks first). */
   void addJob(String nspace, List<Integer> appSizes, int uid, int gid, JobListener listener) {
+    addJob(nspace, appSizes, null, uid, gid, listener);
+  }
+
+  /**
+   * A job of the apps of {@code appSizes} processes each here, process {@code i} here being rank
+   * {@code ranks.get(i)} (null: rank {@code i}) of a job spread over nodes.
+   */
+  void addJob(
+      String nspace,
+      List<Integer> appSizes,
+      @Nullable List<Integer> ranks,
+      int uid,
+      int gid,
+      JobListener listener) {
     int nprocs = 0;
     for (int size : appSizes) {
       nprocs = Math.addExact(nprocs, size);
@@ -297,6 +322,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
         new Job(
             nprocs,
             List.copyOf(appSizes),
+            ranks == null ? null : List.copyOf(ranks),
             uid,
             gid,
             listener,
@@ -491,8 +517,10 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   public CompletionStage<List<Info>> jobControl(
       Proc requester, List<Proc> targets, List<Info> directives) {
     if (otherNodes != null) {
-      // Its targets' ranks would be other nodes' too: not done across nodes yet.
-      return acrossNodes("PMIx_Job_control");
+      String elsewhere = elsewhere(targets);
+      if (elsewhere != null) {
+        return acrossNodes("PMIx_Job_control of " + elsewhere);
+      }
     }
     Info act = null;
     for (Info d : directives) {
@@ -549,8 +577,8 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
         if (t.rank() == Proc.RANK_WILDCARD) {
           ranks.clear();
           ranks.addAll(allRanks(j));
-        } else if (t.rank() >= 0 && t.rank() < j.nprocs() && !ranks.contains(t.rank())) {
-          ranks.add(t.rank());
+        } else if (j.indexOf(t.rank()) >= 0 && !ranks.contains(j.indexOf(t.rank()))) {
+          ranks.add(j.indexOf(t.rank()));
         }
       }
       named.values().removeIf(List::isEmpty);
@@ -585,6 +613,28 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
                   return null;
                 });
     return CompletableFuture.completedFuture(List.of());
+  }
+
+  /**
+   * For a job spread over nodes: what among job-control {@code targets} names processes on other
+   * nodes too (every job, a whole job, a rank not run here), or null if all run here. Only these
+   * are done: acting on other nodes' processes would need a request to their pmixrun, which the
+   * nodes do not have yet.
+   */
+  private @Nullable String elsewhere(List<Proc> targets) {
+    if (targets.isEmpty()) {
+      return "every job (no targets)";
+    }
+    for (Proc t : targets) {
+      Job j = jobs.get(t.nspace());
+      if (j == null) {
+        continue; // no job here: NOT_FOUND below, as on one node
+      }
+      if (t.rank() == Proc.RANK_WILDCARD || j.indexOf(t.rank()) < 0) {
+        return t + " (processes of other nodes)";
+      }
+    }
+    return null;
   }
 
   private static List<Integer> allRanks(Job j) {

@@ -1,6 +1,7 @@
 package io.pmix.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
@@ -231,6 +232,39 @@ class NestedIT {
       String comm = "rank " + r + " comm " + r + " of 6 allreduce sum 21 ring got " + ((r + 5) % 6);
       assertEquals(3, out.get(r).stream().filter(comm::equals).count(), p.describe());
       assertTrue(out.get(r).contains("rank " + r + " done"), p.describe());
+    }
+  }
+
+  /**
+   * Job control of processes of the requester's node is done as on one node: rank 0 has its
+   * node's pmixrun kill rank 1 (its node peer), the others fence without it and finalize, the
+   * job ends with 0. A target on another node (rank 2) is refused at once with NOT_SUPPORTED,
+   * and the job runs on.
+   */
+  @Test
+  void jobControlOfTheRequestersNodeIsDoneAndOfOtherNodesRefused() {
+    String jk = CCompiler.compile(TEST_C.resolve("jctrl_kill.c")).toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(jk, "kill:1", "1")));
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertTrue(out.get(0).contains("JCTRL 0 kill:1 0"), p.describe());
+    assertTrue(out.get(1).contains("JCTRL 1 waiting"), p.describe());
+    assertFalse(out.get(1).contains("JCTRL 1 finalize 0"), p.describe());
+    for (int r : new int[] {0, 2, 3, 4, 5}) {
+      assertTrue(out.get(r).contains("JCTRL " + r + " finalize 0"), p.describe());
+    }
+    assertTrue(p.stderr().contains("asked (job control) to kill 1 process (rank 1)"),
+        p.describe());
+    PmixRunProcess q =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(jk, "kill:2")));
+    assertEquals(0, q.exit(), q.describe());
+    Map<Integer, List<String>> qo = q.taggedStdout();
+    assertTrue(
+        qo.get(0).contains("JCTRL 0 kill:2 " + io.pmix.common.Status.ERR_NOT_SUPPORTED.code()),
+        q.describe());
+    for (int r = 0; r < 6; r++) {
+      assertTrue(qo.get(r).contains("JCTRL " + r + " finalize 0"), q.describe());
     }
   }
 
