@@ -45,8 +45,10 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Joining</b> ({@link #join}): {@code PMIx.init} to the outer server; the outer job's
  *       size is the number of nodes, each pmixrun's outer rank its node index. One collecting
  *       outer fence exchanges what each node brings ({@value #NODE_KEY}: its host, how many
- *       processes it runs, its direct-modex endpoint). The inner job's ranks are consecutive per
- *       node in outer-rank order (node 0's first). Node names are the outer runtime's host names,
+ *       processes of each app it runs, its direct-modex endpoint). The inner job's ranks are
+ *       consecutive per node in outer-rank order (node 0's first); an MPMD job's ({@code pmixrun
+ *       --app FILE} on every node, the same apps) app by app, then node by node, as PRRTE ranks
+ *       one map per app ({@link #layout}). Node names are the outer runtime's host names,
  *       made distinct when several nodes share a host ({@code host-<outer rank>}), so each outer
  *       rank is a node of its own even on one machine.
  *   <li><b>The inner job</b>: namespace {@code jrun-<outer namespace>@1} ({@link #prefixOf};
@@ -65,6 +67,17 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Direct modex</b> of a rank on another node: over a TCP link between the node servers
  *       ({@link RemoteModex}), whose endpoints were exchanged at joining. PMIx gives a client of
  *       the outer job no request the owning node could answer on demand (see there).
+ *   <li><b>Connect, disconnect, groups</b> among the inner job's processes on several nodes: a
+ *       collecting outer fence of their nodes, as a fence ({@link NestedCollectives}: why, and
+ *       how context ids are agreed).
+ *   <li><b>Job control</b> ({@link SingleNodeHost}): of processes of this node only; any target
+ *       on another node, a whole job or every job is refused with {@code NOT_SUPPORTED}.
+ *   <li><b>Spawn</b>: refused with {@code NOT_SUPPORTED}. A spawned job would have to be
+ *       registered on every node's server (so that connects and gets from any node know it),
+ *       its layout known to the direct-modex link, and deregistered everywhere when it ends: a
+ *       request from one node's pmixrun to the others' (a message on the {@link RemoteModex}
+ *       link, answered once registered), which they do not have yet. The outer runtime cannot
+ *       carry it: a client of the outer job cannot make another act on demand.
  *   <li><b>Leaving</b> ({@link #leave}): after the local processes ended, a plain outer fence (so
  *       that every node keeps serving direct-modex requests until every node's processes are
  *       done), then {@code PMIx.finalize}. A node whose processes failed instead calls {@code

@@ -202,8 +202,11 @@ record PmixRunOptions(
       data not collected comes by direct modex from its node over TCP; publish/lookup go to
       the outer runtime's data service (or --dataserver); an abort of ranks on other nodes
       aborts the outer job, and a node whose processes failed aborts it with their status.
-      Not yet across nodes: MPMD (":"), PMIx_Spawn, connect/disconnect, groups and job
-      control (refused with NOT_SUPPORTED).
+      MPMD: give every pmixrun the same apps with --app FILE (the outer launcher would take
+      a ':' for its own apps); app 0's ranks come first, node by node, then app 1's.
+      Connect/disconnect and groups span the nodes (outer fences); job control acts on the
+      requester's node only. Refused with NOT_SUPPORTED: PMIx_Spawn, job control of
+      processes on other nodes.
 
       Output of the processes is forwarded to pmixrun's stdout and stderr; rank 0 reads
       pmixrun's stdin, the others an empty input. A process of the job that dies after

@@ -76,8 +76,10 @@ import org.jspecify.annotations.Nullable;
  *       PMIX_ERR_JOB_FAILED_TO_LAUNCH}.
  *   <li>Direct modex: {@code PMIX_ERR_NOT_FOUND} (there is no other node to ask).
  *   <li>Unless the job spans several nodes ({@link #otherNodes}: pmixrun nested under another
- *       PMIx runtime): then fences and direct-modex requests that involve another node go
- *       through that.
+ *       PMIx runtime): then fences, direct-modex requests, connects, disconnects and group
+ *       constructs and destructs that involve another node go through that (a construct's
+ *       context id too); job control acts on this node's processes only (a target elsewhere, a
+ *       whole job or every job is {@code PMIX_ERR_NOT_SUPPORTED}); spawn is not offered.
  *   <li>Publish, lookup, unpublish: pmix-dataserver's {@link DataServiceHostModule} over a {@link
  *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
  *       server ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,

@@ -30,7 +30,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * our Java client, and an Open MPI 4.1 program: every rank reads every other rank's keys of each
  * scope after a collecting fence (the data crossed the nodes in the outer fence) and after a
  * fence without data (each remote rank's data then comes by direct modex between the nodes),
- * what one node publishes the others look up, and an abort on one node ends every node.
+ * what one node publishes the others look up, and an abort on one node ends every node. Under
+ * mpirun also: MPMD from an appfile (one job, apps ranked as PRRTE ranks them), connect,
+ * disconnect and groups across the nodes (C clients, and Open MPI 5.0.10 sessions), and job
+ * control of the requester's node (of another node's processes refused).
  */
 @ExtendWith(PmixTestExtension.class)
 class NestedIT {
