@@ -576,11 +576,6 @@ final class Nested implements SingleNodeHost.OtherNodes {
     return collectives.groupConstruct(procs, info);
   }
 
-  @Override
-  public CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info) {
-    return collectives.groupDestruct(members, info);
-  }
-
   /** The nodes hosting a fence's participants. */
   private SortedSet<Integer> nodesOf(List<Proc> procs) {
     SortedSet<Integer> at = new TreeSet<>();

@@ -12,7 +12,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * PMIx_Connect, PMIx_Disconnect and group construct/destruct across the nodes of a nested
+ * PMIx_Connect, PMIx_Disconnect and group construct/destruct (a destruct is a disconnect of the
+ * members) across the nodes of a nested
  * pmixrun ({@link Nested}): each is a collecting fence of the nodes hosting the participants
  * through the outer runtime ({@link Nested#fence}), every node contributing its local collective
  * status ({@code pmix.loc.col.st}) and, for a construct, a context id of its own making.
@@ -56,12 +57,7 @@ final class NestedCollectives {
    * ({@code pmix.grp.ctxid}).
    */
   CompletionStage<List<Info>> groupConstruct(List<Proc> procs, List<Info> info) {
-    boolean wantsId = false;
-    for (Info i : info) {
-      if (i.key().equals(Keys.GROUP_ASSIGN_CONTEXT_ID.name())) {
-        wantsId |= !(i.value() instanceof Value.Bool b) || b.value();
-      }
-    }
+    boolean wantsId = SingleNodeHost.wantsContextId(info);
     long id = wantsId ? made.getAndIncrement() * nodes.nodeCount() + nodes.node() + 1 : 0;
     boolean asked = wantsId;
     return collective(procs, info, id)
@@ -70,11 +66,6 @@ final class NestedCollectives {
                 asked && agreed != 0
                     ? List.of(Info.of(Keys.GROUP_CONTEXT_ID, Value.size(agreed)))
                     : List.<Info>of());
-  }
-
-  /** A group destruct: as a disconnect. */
-  CompletionStage<Void> groupDestruct(List<Proc> members, List<Info> info) {
-    return connect(members, info);
   }
 
   /**

@@ -240,9 +240,6 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
      * ({@link HostModule#groupConstruct}).
      */
     CompletionStage<List<Info>> groupConstruct(String groupId, List<Proc> procs, List<Info> info);
-
-    /** A group destruct with members on other nodes ({@link HostModule#groupDestruct}). */
-    CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info);
   }
 
   private volatile @Nullable OtherNodes otherNodes;
@@ -721,30 +718,31 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     if (o != null) {
       return o.groupConstruct(groupId, procs, info);
     }
-    boolean wantsId = false;
-    for (Info i : info) {
-      if (i.key().equals(Keys.GROUP_ASSIGN_CONTEXT_ID.name())) {
-        wantsId |= !(i.value() instanceof Value.Bool b) || b.value();
-      }
-    }
-    if (!wantsId) {
+    if (!wantsContextId(info)) {
       return CompletableFuture.completedFuture(List.of());
     }
     return CompletableFuture.completedFuture(
         List.of(Info.of(Keys.GROUP_CONTEXT_ID, Value.size(nextContextId.getAndIncrement()))));
   }
 
-  /** A group destruct the server hands up: as {@link #groupConstruct}, nothing else to do. */
+  /** Whether a group construct's directives ask for a context id ({@code pmix.grp.actxid}). */
+  static boolean wantsContextId(List<Info> info) {
+    boolean wantsId = false;
+    for (Info i : info) {
+      if (i.key().equals(Keys.GROUP_ASSIGN_CONTEXT_ID.name())) {
+        wantsId |= !(i.value() instanceof Value.Bool b) || b.value();
+      }
+    }
+    return wantsId;
+  }
+
+  /**
+   * A group destruct the server hands up: as {@link #groupConstruct}, nothing else to do on one
+   * node; across nodes, a disconnect of the members (every member's node has come).
+   */
   @Override
   public CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info) {
-    PmixException foreign = foreignMember("group " + groupId, members);
-    if (foreign != null) {
-      return CompletableFuture.failedFuture(foreign);
-    }
-    OtherNodes o = otherNodes;
-    return o != null
-        ? o.groupDestruct(groupId, members, info)
-        : CompletableFuture.completedFuture(null);
+    return connect("group " + groupId, members, info, true);
   }
 
   /** UNREACH if a member is of a job this host does not run (no other node to reach it on). */
