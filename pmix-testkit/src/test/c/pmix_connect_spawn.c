@@ -26,6 +26,10 @@
  *                             rank WILDCARD: libpmix 4.2.2 looks a valid rank's keys up in that
  *                             rank's own data only, and answers app keys for WILDCARD from the
  *                             app array of the caller's pmix.appnum (or a PMIX_APPNUM qualifier)
+ *   app-all                   prints every rank's pmix.appnum:pmix.apprank (asked of that rank)
+ *                             and every app's pmix.app.size@pmix.aldr (rank WILDCARD with a
+ *                             PMIX_APPNUM qualifier), and the own pmix.lpeers: what every rank
+ *                             of a job must see alike (C only)
  *
  * Build: gcc pmix_connect_spawn.c $(pkg-config --cflags --libs pmix)
  */
@@ -348,6 +352,36 @@ int main(int argc, char **argv)
             PMIX_INFO_DESTRUCT(&q[1]);
             PMIX_APP_DESTRUCT(&apps[0]);
             PMIX_APP_DESTRUCT(&apps[1]);
+        } else if (0 == strcmp(step, "app-all")) {
+            static char line[8192];
+            size_t len = 0;
+            long size = get_num(&wild, PMIX_JOB_SIZE, NULL, 0);
+            long napps = get_num(&wild, PMIX_JOB_NUM_APPS, NULL, 0);
+            len += snprintf(line + len, sizeof(line) - len, "napps=%ld ranks=", napps);
+            for (long r = 0; r < size && len < sizeof(line) - 64; r++) {
+                pmix_proc_t p;
+                PMIX_LOAD_PROCID(&p, me.nspace, (pmix_rank_t) r);
+                len += snprintf(line + len, sizeof(line) - len, "%s%ld:%ld", r ? "," : "",
+                                get_num(&p, PMIX_APPNUM, NULL, 0), get_num(&p, PMIX_APP_RANK, NULL, 0));
+            }
+            len += snprintf(line + len, sizeof(line) - len, " apps=");
+            for (long a = 0; a < napps && len < sizeof(line) - 64; a++) {
+                pmix_info_t q;
+                uint32_t an = (uint32_t) a;
+                PMIX_INFO_LOAD(&q, PMIX_APPNUM, &an, PMIX_UINT32);
+                len += snprintf(line + len, sizeof(line) - len, "%s%ld@%ld", a ? "," : "",
+                                get_num(&wild, PMIX_APP_SIZE, &q, 1), get_num(&wild, PMIX_APPLDR, &q, 1));
+                PMIX_INFO_DESTRUCT(&q);
+            }
+            pmix_value_t *peers = NULL;
+            if (PMIX_SUCCESS == PMIx_Get(&wild, PMIX_LOCAL_PEERS, NULL, 0, &peers) && NULL != peers
+                && PMIX_STRING == peers->type) {
+                snprintf(line + len, sizeof(line) - len, " lpeers=%.200s", peers->data.string);
+            }
+            if (NULL != peers) {
+                PMIX_VALUE_RELEASE(peers);
+            }
+            say(step, "OK", line);
         } else if (0 == strcmp(step, "app-info")) {
             char cwd[4096];
             const char *label = getenv("CS_APP");

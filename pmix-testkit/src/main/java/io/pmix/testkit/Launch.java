@@ -248,21 +248,26 @@ final class Launch {
 
   /**
    * This node's share of a job whose processes run on several nodes (pmixrun nested under
-   * another PMIx runtime, {@link Nested}): the processes started here are the consecutive ranks
-   * from {@code firstRank}, and the job is registered with {@code jobInfo}, the whole job's data
-   * (sizes, node and process maps, every rank's data; the same on every node), from which the
-   * server derives what is local to its node, instead of the single-node data.
+   * another PMIx runtime, {@link Nested}): the processes started here have the ranks {@code
+   * ranks}, in the order they are started (app by app), and the job is registered with {@code
+   * jobInfo}, the whole job's data (sizes, node and process maps, apps, every rank's data; the
+   * same on every node), from which the server derives what is local to its node, instead of the
+   * single-node data.
    *
-   * @param firstRank the rank of the first process started here
+   * @param ranks the rank of each process started here, app 0's first (consecutive for a job of
+   *     one app; an MPMD job's apps each hold consecutive ranks of the whole job)
+   * @param jobSize the number of processes of the whole job
    * @param jobInfo the job data registered in place of {@link JobInfo#singleNode}
    * @param neighbours the processes other nodes of the job run on this same machine (counted
    *     when deciding whether the machine is oversubscribed)
    * @param env variables added to every process's environment before the launch environment's
    */
-  record Placement(int firstRank, List<Info> jobInfo, int neighbours, Map<String, String> env) {
+  record Placement(
+      List<Integer> ranks, int jobSize, List<Info> jobInfo, int neighbours, Map<String, String> env) {
     Placement {
-      if (firstRank < 0 || neighbours < 0) {
-        throw new IllegalArgumentException("negative first rank or neighbours");
+      ranks = List.copyOf(ranks);
+      if (neighbours < 0 || ranks.stream().anyMatch(r -> r < 0 || r >= jobSize)) {
+        throw new IllegalArgumentException("a rank outside the job, or negative neighbours");
       }
       jobInfo = List.copyOf(jobInfo);
       env = Map.copyOf(env);
@@ -381,8 +386,10 @@ final class Launch {
   private final Spec spec;
   private final Reporter reporter;
   private final int n;
-  /** The rank of the process of index 0 here (0 unless the job spans nodes). */
-  private final int base;
+  /** The rank of the process of each index here (the index unless the job spans nodes). */
+  private final int[] rankOf;
+  /** The size of the whole job (n unless it spans nodes). */
+  private final int jobSize;
   private final Process[] procs;
   private final OutputPump[] outPumps;
   private final OutputPump[] errPumps;
@@ -402,7 +409,16 @@ final class Launch {
     this.spec = spec;
     this.reporter = reporter;
     this.n = spec.nprocs();
-    this.base = spec.placement() == null ? 0 : spec.placement().firstRank();
+    Placement pl = spec.placement();
+    if (pl != null && pl.ranks().size() != n) {
+      throw new IllegalArgumentException(
+          "the placement names " + pl.ranks().size() + " ranks for " + n + " processes");
+    }
+    this.rankOf = new int[n];
+    for (int i = 0; i < n; i++) {
+      rankOf[i] = pl == null ? i : pl.ranks().get(i);
+    }
+    this.jobSize = pl == null ? n : pl.jobSize();
     this.procs = new Process[n];
     this.outPumps = new OutputPump[n];
     this.errPumps = new OutputPump[n];
@@ -450,7 +466,14 @@ final class Launch {
     for (App a : spec.apps()) {
       appSizes.add(a.nprocs());
     }
-    host.addJob(nspace, appSizes, ids[0], ids[1], listener()); // refuses a namespace in use
+    // Refuses a namespace in use.
+    host.addJob(
+        nspace,
+        appSizes,
+        spec.placement() == null ? null : spec.placement().ranks(),
+        ids[0],
+        ids[1],
+        listener());
     synchronized (this) {
       registered = true;
     }
@@ -482,7 +505,7 @@ final class Launch {
         throw new IllegalStateException("the server refused namespace " + nspace + ": " + st);
       }
       for (int r = 0; r < n; r++) {
-        st = server.registerClient(Proc.of(nspace, base + r), ids[0], ids[1]);
+        st = server.registerClient(Proc.of(nspace, rankOf[r]), ids[0], ids[1]);
         if (!ok(st)) {
           throw new IllegalStateException("the server refused client " + r + ": " + st);
         }
@@ -528,7 +551,7 @@ final class Launch {
       env.keySet().removeIf(Nested::outerVariable);
       env.putAll(spec.placement().env());
     }
-    env.putAll(server.setupFork(Proc.of(spec.nspace(), base + r)));
+    env.putAll(server.setupFork(Proc.of(spec.nspace(), rankOf[r])));
     if (spec.slurmEnv()) {
       env.putAll(slurmEnv(host.hostname()));
     }
@@ -543,7 +566,7 @@ final class Launch {
     OutputStream fileOut = null;
     OutputStream fileErr = null;
     if (o.files() != null) {
-      Path dir = o.files().dir().resolve(Output.FileOutput.rankDir(base + r, base + n));
+      Path dir = o.files().dir().resolve(Output.FileOutput.rankDir(rankOf[r], jobSize));
       Files.createDirectories(dir);
       fileOut = Files.newOutputStream(dir.resolve("stdout"));
       fileErr = Files.newOutputStream(dir.resolve("stderr"));
@@ -558,7 +581,7 @@ final class Launch {
       throw new IOException("cannot start " + app.argv().get(0) + ": " + e.getMessage(), e);
     }
     procs[r] = p;
-    String tag = "[" + spec.nspace() + "," + (base + r) + "]";
+    String tag = "[" + spec.nspace() + "," + (rankOf[r]) + "]";
     outPumps[r] =
         new OutputPump(
             p.getInputStream(),
@@ -566,7 +589,7 @@ final class Launch {
             o.tag() ? tag + "<stdout>: " : null,
             o.capture(),
             fileOut,
-            "pmix-testkit-out-" + spec.nspace() + "-" + (base + r));
+            "pmix-testkit-out-" + spec.nspace() + "-" + (rankOf[r]));
     errPumps[r] =
         new OutputPump(
             p.getErrorStream(),
@@ -574,7 +597,7 @@ final class Launch {
             o.tag() ? tag + "<stderr>: " : null,
             o.capture(),
             fileErr,
-            "pmix-testkit-err-" + spec.nspace() + "-" + (base + r));
+            "pmix-testkit-err-" + spec.nspace() + "-" + (rankOf[r]));
     outPumps[r].start();
     errPumps[r].start();
     p.getOutputStream().close(); // a child without our stdin sees end of input at once
@@ -720,7 +743,7 @@ final class Launch {
       if (!p.nspace().equals(spec.nspace())) {
         continue;
       }
-      int i = p.rank() - base;
+      int i = indexOf(p.rank());
       if (p.rank() == Proc.RANK_WILDCARD) {
         all = true;
       } else if (p.rank() >= 0 && i >= 0 && i < n && !ranks.contains(i)) {
@@ -823,7 +846,7 @@ final class Launch {
             codes[x.rank()] = x.code();
             order.add(x.rank());
             alive--;
-            Proc who = Proc.of(spec.nspace(), base + x.rank());
+            Proc who = Proc.of(spec.nspace(), rankOf[x.rank()]);
             host.procEnded(who);
             if (--appAlive[appOf[x.rank()]] == 0) {
               host.appEnded(spec.nspace(), appOf[x.rank()]);
@@ -831,7 +854,7 @@ final class Launch {
             reporter.exited(
                 new Exit(
                     spec.nspace(),
-                    base + x.rank(),
+                    rankOf[x.rank()],
                     procs[x.rank()].pid(),
                     x.code(),
                     killed[x.rank()],
@@ -985,9 +1008,19 @@ final class Launch {
   private List<Integer> ranks(List<Integer> indices) {
     List<Integer> l = new ArrayList<>(indices.size());
     for (int i : indices) {
-      l.add(base + i);
+      l.add(rankOf[i]);
     }
     return l;
+  }
+
+  /** The index here of the process of rank {@code rank}, or -1 if it runs elsewhere. */
+  private int indexOf(int rank) {
+    for (int i = 0; i < n; i++) {
+      if (rankOf[i] == rank) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private void killRanks(List<Integer> ranks, boolean[] killed, boolean force) {
@@ -1058,7 +1091,7 @@ final class Launch {
     }
     if (!server.isShutdown()) {
       for (int r = 0; r < n; r++) {
-        Status unused = server.deregisterClient(Proc.of(spec.nspace(), base + r));
+        Status unused = server.deregisterClient(Proc.of(spec.nspace(), rankOf[r]));
       }
       Status unused = server.deregisterNspace(spec.nspace());
     }

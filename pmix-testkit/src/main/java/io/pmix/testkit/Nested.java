@@ -45,8 +45,10 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Joining</b> ({@link #join}): {@code PMIx.init} to the outer server; the outer job's
  *       size is the number of nodes, each pmixrun's outer rank its node index. One collecting
  *       outer fence exchanges what each node brings ({@value #NODE_KEY}: its host, how many
- *       processes it runs, its direct-modex endpoint). The inner job's ranks are consecutive per
- *       node in outer-rank order (node 0's first). Node names are the outer runtime's host names,
+ *       processes of each app it runs, its direct-modex endpoint). The inner job's ranks are
+ *       consecutive per node in outer-rank order (node 0's first); an MPMD job's ({@code pmixrun
+ *       --app FILE} on every node, the same apps) app by app, then node by node, as PRRTE ranks
+ *       one map per app ({@link #layout}). Node names are the outer runtime's host names,
  *       made distinct when several nodes share a host ({@code host-<outer rank>}), so each outer
  *       rank is a node of its own even on one machine.
  *   <li><b>The inner job</b>: namespace {@code jrun-<outer namespace>@1} ({@link #prefixOf};
@@ -65,6 +67,17 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Direct modex</b> of a rank on another node: over a TCP link between the node servers
  *       ({@link RemoteModex}), whose endpoints were exchanged at joining. PMIx gives a client of
  *       the outer job no request the owning node could answer on demand (see there).
+ *   <li><b>Connect, disconnect, groups</b> among the inner job's processes on several nodes: a
+ *       collecting outer fence of their nodes, as a fence ({@link NestedCollectives}: why, and
+ *       how context ids are agreed).
+ *   <li><b>Job control</b> ({@link SingleNodeHost}): of processes of this node only; any target
+ *       on another node, a whole job or every job is refused with {@code NOT_SUPPORTED}.
+ *   <li><b>Spawn</b>: refused with {@code NOT_SUPPORTED}. A spawned job would have to be
+ *       registered on every node's server (so that connects and gets from any node know it),
+ *       its layout known to the direct-modex link, and deregistered everywhere when it ends: a
+ *       request from one node's pmixrun to the others' (a message on the {@link RemoteModex}
+ *       link, answered once registered), which they do not have yet. The outer runtime cannot
+ *       carry it: a client of the outer job cannot make another act on demand.
  *   <li><b>Leaving</b> ({@link #leave}): after the local processes ended, a plain outer fence (so
  *       that every node keeps serving direct-modex requests until every node's processes are
  *       done), then {@code PMIx.finalize}. A node whose processes failed instead calls {@code
@@ -77,11 +90,23 @@ import org.jspecify.annotations.Nullable;
  * never held across a client call.
  */
 final class Nested implements SingleNodeHost.OtherNodes {
-  /** The outer modex key of a node's joining data: "host nprocs address port". */
+  /**
+   * The outer modex key of a node's joining data: "host counts address port", counts the number
+   * of processes of each app, comma-separated.
+   */
   static final String NODE_KEY = "jrun.nested.node";
 
-  /** One node as it announced itself at joining. */
-  record Node(String host, int nprocs, InetSocketAddress endpoint) {}
+  /** One node as it announced itself at joining: how many processes of each app it runs. */
+  record Node(String host, List<Integer> apps, InetSocketAddress endpoint) {
+    Node {
+      apps = List.copyOf(apps);
+    }
+
+    /** How many processes this node runs. */
+    int nprocs() {
+      return apps.stream().mapToInt(Integer::intValue).sum();
+    }
+  }
 
   private final Proc outer;
   private final int self;
@@ -91,6 +116,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
   private final ClusterJob layout;
   private final RemoteModex modex;
   private final Map<String, Integer> rounds = new HashMap<>();
+  private final NestedCollectives collectives = new NestedCollectives(this);
 
   private Nested(
       Proc outer,
@@ -119,13 +145,15 @@ final class Nested implements SingleNodeHost.OtherNodes {
   }
 
   /**
-   * Joins the outer job as the node running {@code nprocs} processes of the inner job: init,
-   * the joining exchange. On failure the client is finalized again.
+   * Joins the outer job as the node running {@code apps.get(a)} processes of each app {@code a}
+   * of the inner job: init, the joining exchange. On failure the client is finalized again.
    *
+   * @param apps how many processes of each app this node runs (one entry unless MPMD)
    * @param defaultHost this machine's host name, for an outer runtime that gives none
-   * @throws PmixException if the outer runtime cannot be reached or the exchange fails
+   * @throws PmixException if the outer runtime cannot be reached, the exchange fails, or the
+   *     nodes were given different numbers of apps ({@code ERR_BAD_PARAM})
    */
-  static Nested join(int nprocs, String defaultHost) {
+  static Nested join(List<Integer> apps, String defaultHost) {
     Proc me = PMIx.init();
     RemoteModex modex = null;
     try {
@@ -153,7 +181,9 @@ final class Nested implements SingleNodeHost.OtherNodes {
       PMIx.put(
           Scope.GLOBAL,
           NODE_KEY,
-          Value.of(myHost + " " + nprocs + " " + advertised + " " + modex.address().getPort()));
+          Value.of(
+              myHost + " " + apps.stream().map(String::valueOf).collect(Collectors.joining(","))
+                  + " " + advertised + " " + modex.address().getPort()));
       PMIx.commit();
       PMIx.fence(List.of(Proc.wildcard(ns)), Info.of(Keys.COLLECT_DATA, Value.of(true)));
       List<Node> nodes = new ArrayList<>();
@@ -165,16 +195,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
         }
       }
       List<String> names = nodeNames(nodes.stream().map(Node::host).toList());
-      List<List<Integer>> ranks = new ArrayList<>();
-      int next = 0;
-      for (Node node : nodes) {
-        List<Integer> l = new ArrayList<>();
-        for (int i = 0; i < node.nprocs(); i++) {
-          l.add(next++);
-        }
-        ranks.add(l);
-      }
-      layout[0] = ClusterJob.of(nspace, ranks);
+      layout[0] = layout(nspace, nodes.stream().map(Node::apps).toList());
       return new Nested(me, nodes, names, prefix, layout[0], modex);
     } catch (RuntimeException e) {
       if (modex != null) {
@@ -187,6 +208,46 @@ final class Nested implements SingleNodeHost.OtherNodes {
       }
       throw e;
     }
+  }
+
+  /**
+   * The inner job's ranks, given how many processes of each app every node runs: as PRRTE ranks
+   * an MPMD job, app by app (each app's ranks consecutive, app 0's first, {@code pmix.appnum}
+   * the position on the command line), and within an app node by node in outer-rank order, each
+   * node's processes of the app consecutive. {@code mpirun -n 3 pmixrun -n 2 ./a : -n 1 ./b}
+   * is thus what {@code prterun --map-by ppr:2:node ./a : --map-by ppr:1:node ./b} gives on 3
+   * nodes: app 0 ranks 0-5 (node 0 has 0,1; node 1 2,3; node 2 4,5), app 1 ranks 6-8 (one on
+   * each node); node 0's local ranks are 0, 1 and 6. With one app, node 0's ranks come first,
+   * then node 1's.
+   *
+   * @throws PmixException with {@code ERR_BAD_PARAM} if the nodes run different numbers of apps
+   */
+  static ClusterJob layout(String nspace, List<List<Integer>> appsByNode) {
+    int napps = appsByNode.get(0).size();
+    for (int n = 0; n < appsByNode.size(); n++) {
+      if (appsByNode.get(n).size() != napps) {
+        throw new PmixException(
+            Status.ERR_BAD_PARAM,
+            "nested pmixruns must be given the same apps: node 0 runs " + napps + " app(s), node "
+                + n + " " + appsByNode.get(n).size() + " (" + appsByNode + ")");
+      }
+    }
+    List<List<Integer>> ranks = new ArrayList<>();
+    for (int n = 0; n < appsByNode.size(); n++) {
+      ranks.add(new ArrayList<>());
+    }
+    List<Integer> appSizes = new ArrayList<>();
+    int next = 0;
+    for (int a = 0; a < napps; a++) {
+      int first = next;
+      for (int n = 0; n < appsByNode.size(); n++) {
+        for (int i = 0; i < appsByNode.get(n).get(a); i++) {
+          ranks.get(n).add(next++);
+        }
+      }
+      appSizes.add(next - first);
+    }
+    return ClusterJob.of(nspace, ranks, appSizes);
   }
 
   /**
@@ -214,13 +275,16 @@ final class Nested implements SingleNodeHost.OtherNodes {
   private static Node parse(int rank, Value v) {
     String text = v instanceof Value.Str s ? s.value() : null;
     String[] f = text == null ? new String[0] : text.split(" ");
-    if (f.length != 4) {
+    if (f.length != 4 || !f[1].matches("[0-9]+(,[0-9]+)*")) {
       throw new PmixException(
           Status.ERR_BAD_PARAM, "node " + rank + " announced " + v + " under " + NODE_KEY);
     }
     try {
-      return new Node(
-          f[0], Integer.parseInt(f[1]), new InetSocketAddress(f[2], Integer.parseInt(f[3])));
+      List<Integer> apps = new ArrayList<>();
+      for (String c : f[1].split(",")) {
+        apps.add(Integer.parseInt(c));
+      }
+      return new Node(f[0], apps, new InetSocketAddress(f[2], Integer.parseInt(f[3])));
     } catch (IllegalArgumentException e) {
       throw new PmixException(
           Status.ERR_BAD_PARAM, "node " + rank + " announced " + text + ": " + e.getMessage());
@@ -348,9 +412,12 @@ final class Nested implements SingleNodeHost.OtherNodes {
     return layout.nspace();
   }
 
-  /** The rank of this node's first process. */
-  int firstRank() {
-    return layout.ranksOn(self).isEmpty() ? 0 : layout.ranksOn(self).get(0);
+  /**
+   * The ranks of this node's processes, ascending, which is the order they are started in (app
+   * by app).
+   */
+  List<Integer> ranks() {
+    return layout.ranksOn(self);
   }
 
   /** How many processes the inner job has, over all nodes. */
@@ -496,6 +563,17 @@ final class Nested implements SingleNodeHost.OtherNodes {
                     + "): " + (message == null ? "PMIx_Abort" : message),
                 Proc.wildcard(outer.nspace()))
             .exceptionally(e -> null); // the outer runtime is ending us anyway
+  }
+
+  @Override
+  public CompletionStage<Void> connect(List<Proc> procs, List<Info> info, boolean disconnect) {
+    return collectives.connect(procs, info);
+  }
+
+  @Override
+  public CompletionStage<List<Info>> groupConstruct(
+      String groupId, List<Proc> procs, List<Info> info) {
+    return collectives.groupConstruct(procs, info);
   }
 
   /** The nodes hosting a fence's participants. */

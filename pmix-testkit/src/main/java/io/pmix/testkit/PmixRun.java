@@ -180,13 +180,11 @@ public final class PmixRun {
       }
       String prefix;
       if (nested()) {
-        if (o.apps().size() != 1) {
-          err.println("pmixrun: nested under another PMIx runtime, pmixrun runs one app (MPMD"
-              + " with ':' is not supported there yet)");
-          return 2;
-        }
         try {
-          nested = Nested.join(o.apps().get(0).nprocs(), ob.build().hostname());
+          nested =
+              Nested.join(
+                  o.apps().stream().map(PmixRunOptions.AppLine::nprocs).toList(),
+                  ob.build().hostname());
         } catch (RuntimeException e) {
           err.println("pmixrun: started as a PMIx client (PMIX_NAMESPACE and a server URI are set)"
               + " but cannot join the outer job: " + e.getMessage()
@@ -340,7 +338,8 @@ public final class PmixRun {
               nested == null
                   ? null
                   : new Launch.Placement(
-                      nested.firstRank(),
+                      nested.ranks(),
+                      nested.size(),
                       nested.jobInfo(
                           options.tmpdir(), options.serverNspace(), options.serverRank()),
                       nested.neighbours(),

@@ -119,10 +119,15 @@ record PmixRunOptions(
       Several apps separated by ':' make one job (MPMD), as under mpirun: ranks numbered
       consecutively across the apps, app 0's first; each rank is told its pmix.appnum and
       pmix.apprank. -n and -x belong to the app they precede; the other options are the
-      launcher's wherever they appear.
+      launcher's wherever they appear. "--app FILE" (mpirun's appfile) reads the apps from
+      FILE instead, one a line ("-n 2 -x A=1 ./a"; words split at blanks, no quoting; '#'
+      starts a comment): what a nested pmixrun needs, since mpirun, srun and prterun take
+      a ':' on their own command line for theirs.
 
       options:
         -n, -np N               number of processes of the app, 1 to 65535 (required)
+        --app FILE              the apps, one a line of FILE (above); no -n, -x or
+                                command on the command line then
         -x VAR[=value]          export VAR to the app's processes, with this value or with
                                 its value in pmixrun's environment; the jobs the processes
                                 spawn get every app's exports
@@ -197,8 +202,11 @@ record PmixRunOptions(
       data not collected comes by direct modex from its node over TCP; publish/lookup go to
       the outer runtime's data service (or --dataserver); an abort of ranks on other nodes
       aborts the outer job, and a node whose processes failed aborts it with their status.
-      Not yet across nodes: MPMD (":"), PMIx_Spawn, connect/disconnect, groups and job
-      control (refused with NOT_SUPPORTED).
+      MPMD: give every pmixrun the same apps with --app FILE (the outer launcher would take
+      a ':' for its own apps); app 0's ranks come first, node by node, then app 1's.
+      Connect/disconnect and groups span the nodes (outer fences); job control acts on the
+      requester's node only. Refused with NOT_SUPPORTED: PMIx_Spawn, job control of
+      processes on other nodes.
 
       Output of the processes is forwarded to pmixrun's stdout and stderr; rank 0 reads
       pmixrun's stdin, the others an empty input. A process of the job that dies after
@@ -234,6 +242,13 @@ record PmixRunOptions(
   /** Parses {@code args}, taking the values of {@code -x VAR} from {@code environment}. */
   static PmixRunOptions parse(Map<String, String> environment, String... args)
       throws UsageException {
+    return parse(environment, false, args);
+  }
+
+  /** {@code fromFile}: {@code args} are the expansion of {@code --app FILE} ({@link Appfile}). */
+  private static PmixRunOptions parse(
+      Map<String, String> environment, boolean fromFile, String... args) throws UsageException {
+    int appAt = -1;
     Duration timeout = null;
     Path report = null;
     boolean tag = false;
@@ -285,6 +300,14 @@ record PmixRunOptions(
           // mpirun refuses more processes than slots, or to run as root, unless told: pmixrun
           // refuses neither, so a command line written for mpirun keeps working.
           case "--oversubscribe", "--allow-run-as-root" -> {}
+          case "--app" -> {
+            if (fromFile || appAt >= 0 || !apps.isEmpty() || n >= 0 || !env.isEmpty()) {
+              throw new UsageException(
+                  "--app FILE gives every app: once, with no -n or -x on the command line");
+            }
+            appAt = i;
+            String unused = value(args, ++i, a);
+          }
           case "-V", "--version" -> version = true;
           case "-h", "--help" -> help = true;
           default -> {
@@ -297,6 +320,13 @@ record PmixRunOptions(
             }
           }
         }
+      }
+      if (appAt >= 0) {
+        if (n >= 0 || !env.isEmpty() || i < args.length) {
+          throw new UsageException(
+              "--app FILE gives every app: no -n, -x or command on the command line");
+        }
+        return parse(environment, true, Appfile.expand(args, appAt));
       }
       List<String> command = new ArrayList<>();
       for (; i < args.length && !args[i].equals(":"); i++) {

@@ -76,8 +76,10 @@ import org.jspecify.annotations.Nullable;
  *       PMIX_ERR_JOB_FAILED_TO_LAUNCH}.
  *   <li>Direct modex: {@code PMIX_ERR_NOT_FOUND} (there is no other node to ask).
  *   <li>Unless the job spans several nodes ({@link #otherNodes}: pmixrun nested under another
- *       PMIx runtime): then fences and direct-modex requests that involve another node go
- *       through that.
+ *       PMIx runtime): then fences, direct-modex requests, connects, disconnects and group
+ *       constructs and destructs that involve another node go through that (a construct's
+ *       context id too); job control acts on this node's processes only (a target elsewhere, a
+ *       whole job or every job is {@code PMIX_ERR_NOT_SUPPORTED}); spawn is not offered.
  *   <li>Publish, lookup, unpublish: pmix-dataserver's {@link DataServiceHostModule} over a {@link
  *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
  *       server ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,
@@ -153,27 +155,38 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   }
 
   /**
-   * One job: its size, its apps' sizes (app 0's ranks first), its ids, who to tell, and which of
-   * its ranks connected and finalized.
+   * One job: its size here, its apps' sizes here (app 0's processes first), the rank of each
+   * process here (null: the index; a job spread over nodes has others), its ids, who to tell, and
+   * which of its ranks connected and finalized.
    */
   private record Job(
       int nprocs,
       List<Integer> appSizes,
+      @Nullable List<Integer> ranks,
       int uid,
       int gid,
       JobListener listener,
       Set<Integer> connected,
       Set<Integer> finalized) {
-    /** The app of {@code rank}, or {@link Identity#UNKNOWN} for a rank beyond the job. */
+    /** The app of {@code rank}, or {@link Identity#UNKNOWN} for a rank not run here. */
     int appOf(int rank) {
+      int i = indexOf(rank);
       int first = 0;
       for (int a = 0; a < appSizes.size(); a++) {
         first += appSizes.get(a);
-        if (rank >= 0 && rank < first) {
+        if (i >= 0 && i < first) {
           return a;
         }
       }
       return Identity.UNKNOWN;
+    }
+
+    /** The index here of the process of rank {@code rank}, or -1 if it does not run here. */
+    int indexOf(int rank) {
+      if (ranks == null) {
+        return rank >= 0 && rank < nprocs ? rank : -1;
+      }
+      return ranks.indexOf(rank);
     }
   }
 
@@ -215,6 +228,18 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
      * processes were told to end.
      */
     void abort(Proc caller, Status status, @Nullable String message, List<Proc> procs);
+
+    /**
+     * A connect ({@code disconnect} false) or disconnect of participants of which some run on
+     * other nodes, all of this node's having arrived ({@link HostModule#connect}).
+     */
+    CompletionStage<Void> connect(List<Proc> procs, List<Info> info, boolean disconnect);
+
+    /**
+     * A group construct with members on other nodes, or asking for a context id: the results
+     * ({@link HostModule#groupConstruct}).
+     */
+    CompletionStage<List<Info>> groupConstruct(String groupId, List<Proc> procs, List<Info> info);
   }
 
   private volatile @Nullable OtherNodes otherNodes;
@@ -274,6 +299,20 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   /** A job of the apps of {@code appSizes} processes each (app 0's ranks first). */
   void addJob(String nspace, List<Integer> appSizes, int uid, int gid, JobListener listener) {
+    addJob(nspace, appSizes, null, uid, gid, listener);
+  }
+
+  /**
+   * A job of the apps of {@code appSizes} processes each here, process {@code i} here being rank
+   * {@code ranks.get(i)} (null: rank {@code i}) of a job spread over nodes.
+   */
+  void addJob(
+      String nspace,
+      List<Integer> appSizes,
+      @Nullable List<Integer> ranks,
+      int uid,
+      int gid,
+      JobListener listener) {
     int nprocs = 0;
     for (int size : appSizes) {
       nprocs = Math.addExact(nprocs, size);
@@ -282,6 +321,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
         new Job(
             nprocs,
             List.copyOf(appSizes),
+            ranks == null ? null : List.copyOf(ranks),
             uid,
             gid,
             listener,
@@ -476,8 +516,10 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   public CompletionStage<List<Info>> jobControl(
       Proc requester, List<Proc> targets, List<Info> directives) {
     if (otherNodes != null) {
-      // Its targets' ranks would be other nodes' too: not done across nodes yet.
-      return acrossNodes("PMIx_Job_control");
+      String elsewhere = elsewhere(targets);
+      if (elsewhere != null) {
+        return acrossNodes("PMIx_Job_control of " + elsewhere);
+      }
     }
     Info act = null;
     for (Info d : directives) {
@@ -534,8 +576,8 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
         if (t.rank() == Proc.RANK_WILDCARD) {
           ranks.clear();
           ranks.addAll(allRanks(j));
-        } else if (t.rank() >= 0 && t.rank() < j.nprocs() && !ranks.contains(t.rank())) {
-          ranks.add(t.rank());
+        } else if (j.indexOf(t.rank()) >= 0 && !ranks.contains(j.indexOf(t.rank()))) {
+          ranks.add(j.indexOf(t.rank()));
         }
       }
       named.values().removeIf(List::isEmpty);
@@ -572,6 +614,28 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     return CompletableFuture.completedFuture(List.of());
   }
 
+  /**
+   * For a job spread over nodes: what among job-control {@code targets} names processes on other
+   * nodes too (every job, a whole job, a rank not run here), or null if all run here. Only these
+   * are done: acting on other nodes' processes would need a request to their pmixrun, which the
+   * nodes do not have yet.
+   */
+  private @Nullable String elsewhere(List<Proc> targets) {
+    if (targets.isEmpty()) {
+      return "every job (no targets)";
+    }
+    for (Proc t : targets) {
+      Job j = jobs.get(t.nspace());
+      if (j == null) {
+        continue; // no job here: NOT_FOUND below, as on one node
+      }
+      if (t.rank() == Proc.RANK_WILDCARD || j.indexOf(t.rank()) < 0) {
+        return t + " (processes of other nodes)";
+      }
+    }
+    return null;
+  }
+
   private static List<Integer> allRanks(Job j) {
     List<Integer> l = new ArrayList<>();
     for (int r = 0; r < j.nprocs(); r++) {
@@ -601,22 +665,30 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> connect(List<Proc> procs, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Connect");
-    }
-    // A participant of a job this host does not run (another launcher's, say: two pmixruns
-    // sharing a data server) can never take part: refused, not answered success into a hang.
-    PmixException foreign = foreignMember("PMIx_Connect", procs);
-    return foreign == null
-        ? CompletableFuture.completedFuture(null)
-        : CompletableFuture.failedFuture(foreign);
+    return connect("PMIx_Connect", procs, info, false);
   }
 
   /**
-   * A collective that reached the host of a job spread over nodes has participants on other
-   * nodes (the server completes the local ones itself): connect, disconnect and groups are not
-   * done across the nodes of a nested pmixrun yet, and are refused rather than answered success
-   * on one node while the others never take part.
+   * A connect or disconnect that reached the host: a participant of a job this host does not run
+   * (another launcher's, say: two pmixruns sharing a data server) can never take part: refused
+   * with UNREACH, not answered success into a hang. Otherwise done: at once on one node (the
+   * server already has every participant), across the nodes through {@link #otherNodes}.
+   */
+  private CompletionStage<Void> connect(
+      String what, List<Proc> procs, List<Info> info, boolean disconnect) {
+    PmixException foreign = foreignMember(what, procs);
+    if (foreign != null) {
+      return CompletableFuture.failedFuture(foreign);
+    }
+    OtherNodes o = otherNodes;
+    return o != null
+        ? o.connect(procs, info, disconnect)
+        : CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * A request that reached the host of a job spread over nodes and would act on other nodes too,
+   * which this launcher does not do across nodes yet: refused rather than done on one node only.
    */
   private static <T> CompletionStage<T> acrossNodes(String what) {
     return CompletableFuture.failedFuture(
@@ -627,13 +699,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> disconnect(List<Proc> procs, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Disconnect");
-    }
-    PmixException foreign = foreignMember("PMIx_Disconnect", procs);
-    return foreign == null
-        ? CompletableFuture.completedFuture(null)
-        : CompletableFuture.failedFuture(foreign);
+    return connect("PMIx_Disconnect", procs, info, true);
   }
 
   /**
@@ -644,36 +710,39 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   @Override
   public CompletionStage<List<Info>> groupConstruct(
       String groupId, List<Proc> procs, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Group_construct");
-    }
     PmixException foreign = foreignMember("group " + groupId, procs);
     if (foreign != null) {
       return CompletableFuture.failedFuture(foreign);
     }
-    boolean wantsId = false;
-    for (Info i : info) {
-      if (i.key().equals(Keys.GROUP_ASSIGN_CONTEXT_ID.name())) {
-        wantsId |= !(i.value() instanceof Value.Bool b) || b.value();
-      }
+    OtherNodes o = otherNodes;
+    if (o != null) {
+      return o.groupConstruct(groupId, procs, info);
     }
-    if (!wantsId) {
+    if (!wantsContextId(info)) {
       return CompletableFuture.completedFuture(List.of());
     }
     return CompletableFuture.completedFuture(
         List.of(Info.of(Keys.GROUP_CONTEXT_ID, Value.size(nextContextId.getAndIncrement()))));
   }
 
-  /** A group destruct the server hands up: as {@link #groupConstruct}, nothing else to do. */
+  /** Whether a group construct's directives ask for a context id ({@code pmix.grp.actxid}). */
+  static boolean wantsContextId(List<Info> info) {
+    boolean wantsId = false;
+    for (Info i : info) {
+      if (i.key().equals(Keys.GROUP_ASSIGN_CONTEXT_ID.name())) {
+        wantsId |= !(i.value() instanceof Value.Bool b) || b.value();
+      }
+    }
+    return wantsId;
+  }
+
+  /**
+   * A group destruct the server hands up: as {@link #groupConstruct}, nothing else to do on one
+   * node; across nodes, a disconnect of the members (every member's node has come).
+   */
   @Override
   public CompletionStage<Void> groupDestruct(String groupId, List<Proc> members, List<Info> info) {
-    if (otherNodes != null) {
-      return acrossNodes("PMIx_Group_destruct");
-    }
-    PmixException foreign = foreignMember("group " + groupId, members);
-    return foreign == null
-        ? CompletableFuture.completedFuture(null)
-        : CompletableFuture.failedFuture(foreign);
+    return connect("group " + groupId, members, info, true);
   }
 
   /** UNREACH if a member is of a job this host does not run (no other node to reach it on). */

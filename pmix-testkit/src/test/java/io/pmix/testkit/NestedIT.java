@@ -1,6 +1,7 @@
 package io.pmix.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
@@ -29,12 +30,17 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * our Java client, and an Open MPI 4.1 program: every rank reads every other rank's keys of each
  * scope after a collecting fence (the data crossed the nodes in the outer fence) and after a
  * fence without data (each remote rank's data then comes by direct modex between the nodes),
- * what one node publishes the others look up, and an abort on one node ends every node.
+ * what one node publishes the others look up, and an abort on one node ends every node. Under
+ * mpirun also: MPMD from an appfile (one job, apps ranked as PRRTE ranks them), connect,
+ * disconnect and groups across the nodes (C clients, and Open MPI 5.0.10 sessions), and job
+ * control of the requester's node (of another node's processes refused).
  */
 @ExtendWith(PmixTestExtension.class)
 class NestedIT {
   private static final Path MPIRUN = Path.of("/usr/bin/mpirun");
   private static final Duration LIMIT = Duration.ofSeconds(150);
+  private static final Path TEST_C =
+      Path.of(System.getProperty("basedir", ".")).resolve("src/test/c");
   private static final Pattern HNAME = Pattern.compile("pmix\\.hname@self=STRING:(\\S+)");
   private static final Pattern LPEERS = Pattern.compile("pmix\\.lpeers@wild=STRING:(\\S+)");
 
@@ -130,6 +136,138 @@ class NestedIT {
       }
     } finally {
       Files.deleteIfExists(script);
+    }
+  }
+
+  /**
+   * MPMD across nodes ({@code mpirun -n 3 pmixrun -n 2 cs : -n 1 cs}): one job of 9 ranks,
+   * numbered as PRRTE numbers {@code --map-by ppr:2:node ./a : --map-by ppr:1:node ./b} on 3
+   * nodes: app 0 ranks 0-5 (two a node), app 1 ranks 6-8 (one a node). Every rank reads every
+   * rank's app number and app rank and every app's size and leader, and sees the same; its own
+   * app's data and its node's local peers match the layout.
+   */
+  @Test
+  void mpmdAppsAcrossNodesAreOneJobNumberedAsPrrteDoes() throws Exception {
+    String c = CCompiler.compile(TEST_C.resolve("pmix_connect_spawn.c")).toString();
+    // An appfile: mpirun would take a ':' on its command line for its own apps.
+    Path appfile = Files.createTempFile(Path.of(System.getProperty("java.io.tmpdir")), "apps", "");
+    PmixRunProcess p;
+    try {
+      Files.writeString(appfile, "-n 2 -x CS_APP=A " + c + " app-info app-all\n-n 1 -x CS_APP=B "
+          + c + " app-info app-all\n");
+      p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), "--tag-output", "--app", appfile.toString());
+    } finally {
+      Files.deleteIfExists(appfile);
+    }
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(9, out.size(), p.describe());
+    String all = "napps=2 ranks=0:0,0:1,0:2,0:3,0:4,0:5,1:0,1:1,1:2 apps=6@0,3@6";
+    for (int r = 0; r < 9; r++) {
+      int node = r < 6 ? r / 2 : r - 6;
+      String want =
+          r < 6
+              ? "appnum=0 apprank=" + r + " app.size=6 job.size=9 app=A"
+              : "appnum=1 apprank=" + (r - 6) + " app.size=3 job.size=9 app=B";
+      String info = "CS " + r + " app-info OK " + want;
+      String apps =
+          "CS " + r + " app-all OK " + all + " lpeers=" + (2 * node) + "," + (2 * node + 1) + ","
+              + (6 + node);
+      List<String> lines = out.get(r);
+      assertTrue(lines.stream().anyMatch(l -> l.startsWith(info)), () -> info + "\n" + p.describe());
+      assertTrue(lines.contains(apps), () -> apps + "\n" + p.describe());
+    }
+  }
+
+  /**
+   * PMIx_Connect and PMIx_Disconnect of the whole job across the nodes (an outer collective of
+   * the nodes), then groups: a construct asking for a context id, whose id every rank on every
+   * node gets alike, one asking for none, and both destructed.
+   */
+  @Test
+  void connectDisconnectAndGroupsSpanTheNodes() {
+    String cs = CCompiler.compile(TEST_C.resolve("pmix_connect_spawn.c")).toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(cs, "connect", "disconnect")));
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(6, out.size(), p.describe());
+    for (int r = 0; r < 6; r++) {
+      assertEquals(
+          List.of("CS " + r + " connect OK", "CS " + r + " disconnect OK", "CS " + r
+              + " finalize OK"),
+          out.get(r).subList(1, out.get(r).size()),
+          p.describe());
+    }
+    String gc = CCompiler.compile(TEST_C.resolve("group_client.c")).toString();
+    PmixRunProcess g = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(gc)));
+    assertEquals(0, g.exit(), g.describe());
+    Map<Integer, List<String>> lines = g.taggedStdout();
+    assertEquals(6, lines.size(), g.describe());
+    for (int r = 0; r < 6; r++) {
+      String ra = "rank " + r + " ";
+      assertEquals(
+          List.of(ra + "construct grp.ctx ok ctxid 1 members -",
+              ra + "construct grp.local ok ctxid -1 members -", ra + "destruct grp.local ok",
+              ra + "destruct grp.ctx ok", ra + "done"),
+          lines.get(r),
+          g.describe());
+    }
+  }
+
+  /**
+   * Open MPI 5.0.10's MPI-4 sessions ({@code mpi_sessions.c}: a group from the session's
+   * {@code mpi://WORLD} pset, three communicators made from it, each a PMIx group construct with
+   * a context id, an allreduce and a ring on each) over 3 nested nodes of 2 ranks.
+   */
+  @Test
+  void openMpi5SessionsSpanTheNodes() throws Exception {
+    Path exe = Peers.ompiCompile(TEST_C.resolve("mpi_sessions.c"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), "--tag-output", "-n", "2", "--timeout",
+            "100", "-x", "LD_LIBRARY_PATH=" + Peers.ompiLibraryPath(), "-x",
+            "OPAL_PREFIX=" + Peers.dir().resolve("ompi-5.0.10"), "--", exe.toString(), "3");
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertEquals(6, out.size(), p.describe());
+    for (int r = 0; r < 6; r++) {
+      String comm = "rank " + r + " comm " + r + " of 6 allreduce sum 21 ring got " + ((r + 5) % 6);
+      assertEquals(3, out.get(r).stream().filter(comm::equals).count(), p.describe());
+      assertTrue(out.get(r).contains("rank " + r + " done"), p.describe());
+    }
+  }
+
+  /**
+   * Job control of processes of the requester's node is done as on one node: rank 0 has its
+   * node's pmixrun kill rank 1 (its node peer), the others fence without it and finalize, the
+   * job ends with 0. A target on another node (rank 2) is refused at once with NOT_SUPPORTED,
+   * and the job runs on.
+   */
+  @Test
+  void jobControlOfTheRequestersNodeIsDoneAndOfOtherNodesRefused() {
+    String jk = CCompiler.compile(TEST_C.resolve("jctrl_kill.c")).toString();
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(jk, "kill:1", "1")));
+    assertEquals(0, p.exit(), p.describe());
+    Map<Integer, List<String>> out = p.taggedStdout();
+    assertTrue(out.get(0).contains("JCTRL 0 kill:1 0"), p.describe());
+    assertTrue(out.get(1).contains("JCTRL 1 waiting"), p.describe());
+    assertFalse(out.get(1).contains("JCTRL 1 finalize 0"), p.describe());
+    for (int r : new int[] {0, 2, 3, 4, 5}) {
+      assertTrue(out.get(r).contains("JCTRL " + r + " finalize 0"), p.describe());
+    }
+    assertTrue(p.stderr().contains("asked (job control) to kill 1 process (rank 1)"),
+        p.describe());
+    PmixRunProcess q =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(jk, "kill:2")));
+    assertEquals(0, q.exit(), q.describe());
+    Map<Integer, List<String>> qo = q.taggedStdout();
+    assertTrue(
+        qo.get(0).contains("JCTRL 0 kill:2 " + io.pmix.common.Status.ERR_NOT_SUPPORTED.code()),
+        q.describe());
+    for (int r = 0; r < 6; r++) {
+      assertTrue(qo.get(r).contains("JCTRL " + r + " finalize 0"), q.describe());
     }
   }
 

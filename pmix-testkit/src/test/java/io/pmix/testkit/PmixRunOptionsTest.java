@@ -75,6 +75,35 @@ class PmixRunOptionsTest {
     }
   }
 
+  /** mpirun's appfile: the apps one a line, the launcher's options on the command line. */
+  @Test
+  void appfileGivesTheApps(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    Path f = dir.resolve("apps");
+    java.nio.file.Files.writeString(
+        f, "# two apps\n-n 2 -x A=1 ./a x\n\n  -np 1 -- ./b -n y # trailing\n");
+    PmixRunOptions o =
+        PmixRunOptions.parse(Map.of(), "--tag-output", "--app", f.toString(), "--timeout", "9");
+    assertEquals(
+        List.of(
+            new PmixRunOptions.AppLine(2, List.of("./a", "x"), Map.of("A", "1")),
+            new PmixRunOptions.AppLine(1, List.of("./b", "-n", "y"), Map.of())),
+        o.apps());
+    assertTrue(o.tagOutput());
+    assertEquals(Duration.ofSeconds(9), o.timeout());
+    for (String[] bad :
+        List.of(
+            new String[] {"--app", f.toString(), "-n", "2"},
+            new String[] {"-x", "A=1", "--app", f.toString()},
+            new String[] {"--app", f.toString(), "./c"},
+            new String[] {"--app", dir.resolve("none").toString()},
+            new String[] {"--app"})) {
+      assertThrows(PmixRunOptions.UsageException.class, () -> PmixRunOptions.parse(bad));
+    }
+    java.nio.file.Files.writeString(f, "# nothing\n");
+    assertThrows(PmixRunOptions.UsageException.class, () -> PmixRunOptions.parse("--app",
+        f.toString()));
+  }
+
   @Test
   void mpmdAppsWithTheirOwnCountsAndExports() throws Exception {
     PmixRunOptions o =

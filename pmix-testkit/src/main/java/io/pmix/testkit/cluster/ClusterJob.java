@@ -30,11 +30,18 @@ public final class ClusterJob {
   private final String nspace;
   private final ImmutableList<ImmutableList<Integer>> ranksByNode;
   private final int[] nodeOfRank;
+  /** The sizes of the apps, whose ranks are consecutive, app 0's first (PRRTE's rule). */
+  private final ImmutableList<Integer> appSizes;
 
-  private ClusterJob(String nspace, ImmutableList<ImmutableList<Integer>> ranksByNode, int[] nodes) {
+  private ClusterJob(
+      String nspace,
+      ImmutableList<ImmutableList<Integer>> ranksByNode,
+      int[] nodes,
+      ImmutableList<Integer> appSizes) {
     this.nspace = nspace;
     this.ranksByNode = ranksByNode;
     this.nodeOfRank = nodes;
+    this.appSizes = appSizes;
   }
 
   /**
@@ -47,6 +54,20 @@ public final class ClusterJob {
    *     given
    */
   public static ClusterJob of(String nspace, List<? extends List<Integer>> ranksByNode) {
+    int size = ranksByNode.stream().mapToInt(List::size).sum();
+    return of(nspace, ranksByNode, List.of(size));
+  }
+
+  /**
+   * A job of several apps (MPMD) with the given ranks on each node: as PRRTE numbers them, each
+   * app's ranks are consecutive, app 0's first, so app {@code a} holds the {@code appSizes[a]}
+   * ranks after the earlier apps'.
+   *
+   * @throws IllegalArgumentException as {@link #of(String, List)}, or if the app sizes are not
+   *     positive or do not add up to the job's size
+   */
+  public static ClusterJob of(
+      String nspace, List<? extends List<Integer>> ranksByNode, List<Integer> appSizes) {
     Proc unusedCheck = Proc.of(requireNonNull(nspace, "nspace"), 0); // validates the name
     int size = ranksByNode.stream().mapToInt(List::size).sum();
     checkArgument(size > 0, "a job needs at least one rank");
@@ -62,7 +83,14 @@ public final class ClusterJob {
       }
       copy.add(ImmutableList.copyOf(ranks));
     }
-    return new ClusterJob(nspace, copy.build(), nodes);
+    checkArgument(
+        !appSizes.isEmpty()
+            && appSizes.stream().allMatch(s -> s > 0)
+            && appSizes.stream().mapToInt(Integer::intValue).sum() == size,
+        "app sizes %s do not make %s ranks",
+        appSizes,
+        size);
+    return new ClusterJob(nspace, copy.build(), nodes, ImmutableList.copyOf(appSizes));
   }
 
   /** {@code perNode} consecutive ranks on each of {@code nodes} nodes (0..perNode-1 on node 0). */
@@ -100,6 +128,32 @@ public final class ClusterJob {
   /** The number of ranks. */
   public int size() {
     return nodeOfRank.length;
+  }
+
+  /** The sizes of the apps, app 0's first; one app unless made MPMD. */
+  public List<Integer> appSizes() {
+    return appSizes;
+  }
+
+  /** The app of {@code rank}, or -1 if the job has no such rank. */
+  public int appOf(int rank) {
+    int end = 0;
+    for (int a = 0; a < appSizes.size(); a++) {
+      end += appSizes.get(a);
+      if (rank >= 0 && rank < end) {
+        return a;
+      }
+    }
+    return -1;
+  }
+
+  /** The first rank of app {@code app}: its leader. */
+  public int appLeader(int app) {
+    int first = 0;
+    for (int a = 0; a < app; a++) {
+      first += appSizes.get(a);
+    }
+    return first;
   }
 
   /** The number of node slots the layout names (nodes beyond it host no rank of this job). */
@@ -197,17 +251,19 @@ public final class ClusterJob {
     job.add(Info.of(Keys.UNIV_SIZE, Value.uint32(size())));
     job.add(Info.of(Keys.MAX_PROCS, Value.uint32(size())));
     job.add(Info.of(Keys.NUM_NODES, Value.uint32(nodesUsed)));
-    job.add(Info.of(Keys.JOB_NUM_APPS, Value.uint32(1)));
+    job.add(Info.of(Keys.JOB_NUM_APPS, Value.uint32(appSizes.size())));
     job.add(Info.of(Keys.NODE_MAP, Value.of(nodeMap(hostnames))));
     job.add(Info.of(Keys.PROC_MAP, Value.of(procMap())));
-    job.add(
-        Info.of(
-            Keys.APP_INFO_ARRAY,
-            DataArray.ofInfos(
-                List.of(
-                    Info.of(Keys.APPNUM, Value.uint32(0)),
-                    Info.of(Keys.APP_SIZE, Value.uint32(size())),
-                    Info.of(Keys.APPLDR, Value.rank(0))))));
+    for (int a = 0; a < appSizes.size(); a++) {
+      job.add(
+          Info.of(
+              Keys.APP_INFO_ARRAY,
+              DataArray.ofInfos(
+                  List.of(
+                      Info.of(Keys.APPNUM, Value.uint32(a)),
+                      Info.of(Keys.APP_SIZE, Value.uint32(appSizes.get(a))),
+                      Info.of(Keys.APPLDR, Value.rank(appLeader(a)))))));
+    }
     int nodeId = 0;
     for (int n = 0; n < ranksByNode.size(); n++) {
       List<Integer> ranks = ranksByNode.get(n);
@@ -222,13 +278,13 @@ public final class ClusterJob {
                 DataArray.ofInfos(
                     List.of(
                         Info.of(Keys.RANK, Value.rank(r)),
-                        Info.of(Keys.APPNUM, Value.uint32(0)),
+                        Info.of(Keys.APPNUM, Value.uint32(appOf(r))),
                         Info.of(Keys.LOCAL_RANK, Value.uint16(i)),
                         Info.of(Keys.NODE_RANK, Value.uint16(i)),
                         Info.of(Keys.NODEID, Value.uint32(nodeId)),
                         Info.of(Keys.HOSTNAME, Value.of(hostnames.get(n))),
                         Info.of(Keys.GLOBAL_RANK, Value.rank(r)),
-                        Info.of(Keys.APP_RANK, Value.rank(r))))));
+                        Info.of(Keys.APP_RANK, Value.rank(r - appLeader(appOf(r))))))));
       }
       nodeId++;
     }
@@ -237,6 +293,7 @@ public final class ClusterJob {
 
   @Override
   public String toString() {
-    return "ClusterJob{" + nspace + " " + ranksByNode + "}";
+    return "ClusterJob{" + nspace + " " + ranksByNode
+        + (appSizes.size() > 1 ? " apps " + appSizes : "") + "}";
   }
 }
