@@ -41,7 +41,12 @@ import org.jspecify.annotations.Nullable;
  * alongside, one sitting under load): one rank alone under libpmix's host server, a median first
  * init of 56-63 ms (220-330 ms when the client used Netty); two ranks starting at once, 105 ms
  * each (C: 2 ms); two ranks under Open MPI's mpirun, 230-250 ms each (C: 11 ms; there the
- * shared-memory reader loads JNA, about 80 ms of a fresh JVM, before the handshake). What an
+ * shared-memory reader loads JNA, about 80 ms of a fresh JVM, before the handshake). To make that
+ * load cheaper, the first use of JNA sets two of JNA's system properties when the application has
+ * not: {@code jna.platform.library.path} (the linker's directories, so that JNA does not run
+ * {@code /sbin/ldconfig -p}) and {@code jna.boot.library.path} (a verified copy of JNA's native
+ * part kept in {@code ~/.cache/pmix-java/jna}, so that it is not unpacked again at every start);
+ * measured, 126-142 ms before and 97-99 ms after for a fresh JVM loading libc through JNA. What an
  * application can do: class-data sharing. Run once with {@code -XX:ArchiveClassesAtExit=app.jsa}
  * (JDK 19 and later: {@code -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile=app.jsa} does both
  * steps), then start with {@code -XX:SharedArchiveFile=app.jsa}: the single rank's first init
