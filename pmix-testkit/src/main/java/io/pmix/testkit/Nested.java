@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import io.pmix.client.PMIx;
+import io.pmix.common.Event;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
@@ -25,9 +26,11 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -91,6 +94,14 @@ final class Nested implements SingleNodeHost.OtherNodes {
   private final ClusterJob layout;
   private final RemoteModex modex;
   private final Map<String, Integer> rounds = new HashMap<>();
+  /** The cross-node fences under way, failed when a node is lost; guarded by this. */
+  private final Set<CompletableFuture<byte[]>> fences = new HashSet<>();
+  /** The nodes known lost; guarded by this. */
+  private final Set<Integer> lost = new HashSet<>();
+  /** The inner ranks of other nodes already reported lost; guarded by this. */
+  private final Set<Integer> reported = new HashSet<>();
+  /** Set before this node's last barrier: peers closing their endpoints then is no loss. */
+  private volatile boolean leaving;
 
   private Nested(
       Proc outer,
@@ -394,6 +405,20 @@ final class Nested implements SingleNodeHost.OtherNodes {
     } catch (PmixException e) {
       return CompletableFuture.failedFuture(e);
     }
+    CompletableFuture<byte[]> result = new CompletableFuture<>();
+    synchronized (this) {
+      for (int n : at) {
+        if (lost.contains(n)) {
+          return CompletableFuture.failedFuture(partial(n));
+        }
+      }
+      fences.add(result);
+    }
+    var unusedForget = result.whenComplete((r, e) -> {
+      synchronized (this) {
+        fences.remove(result);
+      }
+    });
     String signature = procs.stream().map(Proc::toString).collect(Collectors.joining(","));
     int round;
     synchronized (this) {
@@ -430,9 +455,20 @@ final class Nested implements SingleNodeHost.OtherNodes {
     } catch (PmixException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return ready
-        .thenCompose(v -> PMIx.fenceAsync(participants, d))
-        .thenCompose(v -> collect ? gather(at, key, data) : CompletableFuture.completedFuture(data));
+    CompletableFuture<byte[]> unused =
+        ready
+            .thenCompose(v -> PMIx.fenceAsync(participants, d))
+            .thenCompose(
+                v -> collect ? gather(at, key, data) : CompletableFuture.completedFuture(data))
+            .whenComplete(
+                (r, e) -> {
+                  if (e == null) {
+                    result.complete(r);
+                  } else {
+                    result.completeExceptionally(e);
+                  }
+                });
+    return result;
   }
 
   /** Every participating node's contribution, in node order: what the server is handed back. */
@@ -531,6 +567,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
    * @param closeServer closes this node's server; run between the barrier and the link's close
    */
   void leave(int status, String why, Runnable closeServer) {
+    leaving = true;
     try {
       if (status == 0) {
         barrier();
@@ -561,6 +598,133 @@ final class Nested implements SingleNodeHost.OtherNodes {
     } catch (PmixException e) {
       // Already gone.
     }
+  }
+
+  /** What a nested node is told of the job's losses elsewhere. Called on a thread of the links. */
+  interface Losses {
+    /**
+     * Processes {@code ranks} of the inner job, on other nodes, are gone (empty: the outer
+     * runtime itself is), which ends the job with launcher status {@code status}.
+     */
+    void lost(List<Integer> ranks, int status, String why);
+  }
+
+  /**
+   * Watches the other nodes for the rest of the job and tells {@code l} of what is lost there:
+   * the processes another node announces dead ({@link #announceLost}), every process of a node
+   * whose pmixrun ended (its direct-modex endpoint closed: the outer runtimes tell the survivors
+   * nothing, docs/libpmix-facts.md §4), and of an outer runtime that went away (the client lost
+   * its connection: {@code PMIX_ERR_LOST_CONNECTION}) or reports a pmixrun aborted or
+   * terminated. The fences under way that involve a lost node fail with {@code
+   * PMIX_ERR_PARTIAL_SUCCESS}, the status the outer runtimes and a single node give a fence's
+   * survivors, and so does every later one. Once, after the barrier that follows the servers'
+   * start.
+   */
+  void watch(Losses l) {
+    modex.watch(
+        new RemoteModex.LossListener() {
+          @Override
+          public void ranksLost(int node, int status, List<Integer> ranks) {
+            Nested.this.nodeLost(node, ranks, status, l, "rank" + (ranks.size() == 1 ? " " : "s ")
+                + PmixRun.ranges(ranks) + " on pmixrun node " + node + " died");
+          }
+
+          @Override
+          public void nodeLost(int node) {
+            if (!leaving) {
+              Nested.this.nodeLost(node, layout.ranksOn(node), 1, l,
+                  "pmixrun node " + node + " (" + names.get(node) + ") was lost");
+            }
+          }
+        });
+    try {
+      long unused =
+          PMIx.registerEventHandler(
+              List.of(Status.ERR_LOST_CONNECTION, Status.ERR_PROC_ABORTED,
+                  Status.ERR_PROC_ABORTED_BY_SIG, Status.EVENT_PROC_TERMINATED,
+                  Status.PROC_TERMINATED, Status.ERR_JOB_TERMINATED),
+              e -> outerEvent(e, l));
+    } catch (PmixException e) {
+      // The runtime takes no handler: the links between the nodes still watch them.
+    }
+  }
+
+  private void outerEvent(Event e, Losses l) {
+    if (leaving) {
+      return;
+    }
+    if (e.status().equals(Status.ERR_LOST_CONNECTION)) {
+      failFences(new PmixException(Status.ERR_LOST_CONNECTION, "the outer runtime is gone"));
+      l.lost(List.of(), 1, "lost the connection to the outer PMIx runtime");
+      return;
+    }
+    List<Proc> affected = new ArrayList<>();
+    for (Info i : e.info()) {
+      if (i.key().equals(Keys.EVENT_AFFECTED_PROC.name()) && i.value() instanceof Proc p) {
+        affected.add(p);
+      }
+    }
+    if (affected.isEmpty()) {
+      affected.add(e.source());
+    }
+    for (Proc p : affected) {
+      if (!p.nspace().equals(outer.nspace()) || p.rank() == self) {
+        continue;
+      }
+      if (p.rank() == Proc.RANK_WILDCARD) {
+        failFences(partial(-1));
+        l.lost(List.of(), 1, "the outer job ended (" + e.status() + ")");
+      } else if (p.rank() >= 0 && p.rank() < nodes.size()) {
+        nodeLost(p.rank(), layout.ranksOn(p.rank()), 1, l,
+            "pmixrun node " + p.rank() + " ended (" + e.status() + ")");
+      }
+    }
+  }
+
+  private void nodeLost(int node, List<Integer> ranks, int status, Losses l, String why) {
+    if (leaving) {
+      return;
+    }
+    List<Integer> fresh = new ArrayList<>();
+    synchronized (this) {
+      if (ranks.equals(layout.ranksOn(node))) {
+        lost.add(node);
+      }
+      for (int r : ranks) {
+        if (reported.add(r)) {
+          fresh.add(r);
+        }
+      }
+    }
+    if (fresh.isEmpty()) {
+      return; // told already
+    }
+    failFences(partial(node));
+    l.lost(fresh, status, why);
+  }
+
+  private void failFences(PmixException why) {
+    List<CompletableFuture<byte[]>> l;
+    synchronized (this) {
+      l = List.copyOf(fences);
+    }
+    for (CompletableFuture<byte[]> f : l) {
+      f.completeExceptionally(why);
+    }
+  }
+
+  private static PmixException partial(int node) {
+    return new PmixException(
+        Status.ERR_PARTIAL_SUCCESS,
+        node < 0 ? "the outer job ended" : "participants on pmixrun node " + node + " were lost");
+  }
+
+  /**
+   * Tells the other nodes that this node's processes {@code ranks} died, ending the job with
+   * launcher status {@code status}: their processes are told too, as this node's are.
+   */
+  void announceLost(int status, List<Integer> ranks) {
+    modex.announceLost(status, ranks);
   }
 
   @Override

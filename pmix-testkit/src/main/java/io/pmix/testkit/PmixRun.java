@@ -2,7 +2,9 @@ package io.pmix.testkit;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.pmix.common.DataArray;
 import io.pmix.common.DataRange;
+import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
@@ -235,6 +237,7 @@ public final class PmixRun {
       PMIxServer srv = server;
       SingleNodeHost h = host;
       Messages reporter = new Messages(err, o.timeout(), null);
+      Nested nest = nested;
       // A client that dies without PMIx_Finalize ends its job, as under mpirun/prterun: the
       // survivors are told (PMIX_ERR_PROC_ABORTED from the dead rank, which simpdie's ranks wait
       // for), get DEATH_GRACE to finalize and exit, and then are killed. A rank that fails before
@@ -254,8 +257,11 @@ public final class PmixRun {
                     DataRange.NAMESPACE.code(),
                     List.of(Info.of(Keys.EVENT_AFFECTED_PROC, dead)));
             Launch l = current.get();
+            int status = (e.code() & 0xff) != 0 ? e.code() : 1;
+            if (nest != null) {
+              nest.announceLost(status, List.of(e.rank())); // the other nodes' ranks are told too
+            }
             if (l != null) {
-              int status = (e.code() & 0xff) != 0 ? e.code() : 1;
               l.stopAfter(
                   "rank " + e.rank() + (e.connected()
                       ? " died without PMIx_Finalize"
@@ -356,6 +362,9 @@ public final class PmixRun {
         return 1;
       }
       current.set(launch);
+      if (nest != null) {
+        nest.watch((ranks, status, why) -> lostElsewhere(srv, launch, nspace, ranks, status, why));
+      }
       if (spawnFailure.get() != null) {
         stopAll(launch, List.of(), spawnFailure.get());
       }
@@ -440,6 +449,26 @@ public final class PmixRun {
   private static Launch.Output.@Nullable FileOutput files(PmixRunOptions o, int job) {
     PmixRunOptions.OutputFiles f = o.outputFiles();
     return f == null ? null : new Launch.Output.FileOutput(f.jobDir(job), f.copy());
+  }
+
+  /**
+   * Processes of this nested job on other nodes were lost (none named: the outer runtime is
+   * gone): this node's processes are told as of a death here (PMIX_ERR_PROC_ABORTED from the
+   * first, naming every one), get {@link #DEATH_GRACE} to finalize and are then killed, the job
+   * ending with {@code status}; without the outer runtime they are killed at once.
+   */
+  private static void lostElsewhere(
+      PMIxServer srv, Launch launch, String nspace, List<Integer> ranks, int status, String why) {
+    if (!ranks.isEmpty()) {
+      List<Proc> procs = ranks.stream().map(r -> Proc.of(nspace, r)).toList();
+      List<Info> info = new ArrayList<>(List.of(Info.of(Keys.EVENT_AFFECTED_PROC, procs.get(0))));
+      if (procs.size() > 1) {
+        info.add(Info.of(Keys.EVENT_AFFECTED_PROCS, DataArray.of(DataType.PROC, procs)));
+      }
+      Status unused =
+          srv.notifyEvent(Status.ERR_PROC_ABORTED, procs.get(0), DataRange.NAMESPACE.code(), info);
+    }
+    launch.stopAfter(why, status, ranks.isEmpty() ? Duration.ZERO : DEATH_GRACE);
   }
 
   /** Stops {@code main} (if any) and every job of {@code others}, for a failed spawned process. */

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -166,6 +167,86 @@ class NestedIT {
     assertTrue(p.stderr().contains("rank 3 called PMIx_Abort with status 7"), p.describe());
     Map<Integer, List<String>> out = p.taggedStdout();
     assertTrue(step(out.get(3), "abort").contains("role=aborter"), p.describe());
+  }
+
+  /**
+   * Rank 3 (node 1) is SIGKILLed while every rank waits in a fence across the nodes: node 1's
+   * pmixrun tells the other nodes over their links, so the ranks of nodes 0 and 2 get
+   * PMIX_ERR_PROC_ABORTED from rank 3 and their fence returns instead of waiting, and the job ends
+   * with the dead rank's status (mpirun's convention: node 1 aborts the outer job with it).
+   */
+  @Test
+  void aRankDyingOnOneNodeIsReportedOnEveryNode() {
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, lost("die", 3)));
+    assertEquals(137, p.exit(), p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 3, "3");
+  }
+
+  /**
+   * Rank 3 SIGKILLs its node's pmixrun (node 1), then itself: mpirun tells the others nothing
+   * but SIGTERMs them later; the other nodes see node 1's link close, so their ranks get
+   * PMIX_ERR_PROC_ABORTED naming node 1's ranks 2 and 3 and their fence fails, and the job ends
+   * non-zero in bounded time.
+   */
+  @Test
+  void aNodeLostIsReportedOnTheOtherNodes() {
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, lost("node", 3)));
+    assertTrue(p.exit() != 0, p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 2, "2,3");
+  }
+
+  /**
+   * mpirun itself SIGKILLed while the inner processes run: each pmixrun loses its outer server
+   * (PMIX_ERR_LOST_CONNECTION on its client) and ends its processes and itself, rather than run
+   * on without the launcher the user knows.
+   */
+  @Test
+  void losingTheOuterLauncherEndsEveryNode() throws Exception {
+    List<ProcessHandle> all = new ArrayList<>();
+    try (PmixRunProcess p = PmixRunProcess.start(mpirun(3), Map.of(), "-n", "2", "--", "sleep", "300")) {
+      ProcessHandle mpirun = p.handle();
+      long deadline = System.nanoTime() + Timing.scaled(Duration.ofSeconds(60)).toNanos();
+      while (sleeps(mpirun).size() < 6) {
+        assertTrue(System.nanoTime() < deadline && mpirun.isAlive(), p.describe());
+        Thread.sleep(100); // polling the process table: there is nothing to wait on
+      }
+      all.addAll(mpirun.descendants().toList());
+      assertTrue(mpirun.destroyForcibly());
+      for (ProcessHandle h : all) {
+        h.onExit().get(Timing.scaled(Duration.ofSeconds(30)).toSeconds(), TimeUnit.SECONDS);
+      }
+    } finally {
+      all.forEach(ProcessHandle::destroyForcibly);
+    }
+  }
+
+  private static List<ProcessHandle> sleeps(ProcessHandle root) {
+    return root.descendants()
+        .filter(h -> h.info().command().map(c -> c.endsWith("/sleep")).orElse(false))
+        .toList();
+  }
+
+  private static List<String> lost(String how, int victim) {
+    Path exe =
+        CCompiler.compile(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/nested_lost.c"));
+    return List.of(exe.toString(), how, Integer.toString(victim));
+  }
+
+  /**
+   * Each of {@code survivors} saw its fence return (fail, or complete without the dead when they
+   * died before their node's part of it was done, as under mpirun and prterun) and got
+   * PMIX_ERR_PROC_ABORTED (-7) from {@code source}, naming {@code affected}.
+   */
+  private static void assertSurvivorsTold(
+      PmixRunProcess p, List<Integer> survivors, int source, String affected) {
+    Map<Integer, List<String>> out = p.taggedStdout();
+    for (int r : survivors) {
+      List<String> lines = out.getOrDefault(r, List.of());
+      String fence = lines.stream().filter(l -> l.startsWith("FENCE ")).findFirst().orElse("");
+      assertTrue(fence.startsWith("FENCE " + r + " "), "rank " + r + ": " + p.describe());
+      assertTrue(lines.contains("EVENT " + r + " -7 " + source + " " + affected),
+          "rank " + r + ": " + p.describe());
+    }
   }
 
   @Test
