@@ -68,6 +68,17 @@ import org.jspecify.annotations.Nullable;
  *   <li><b>Direct modex</b> of a rank on another node: over a TCP link between the node servers
  *       ({@link RemoteModex}), whose endpoints were exchanged at joining. PMIx gives a client of
  *       the outer job no request the owning node could answer on demand (see there).
+ *   <li><b>Losses</b> ({@link #watch}): the outer runtimes tell the survivors of a lost rank
+ *       nothing (mpirun 4.1 and prterun 3.0 fail or even complete the fence under way, then
+ *       SIGTERM them; docs/libpmix-facts.md §4), so the nodes watch each other over their
+ *       direct-modex links: a node whose process died tells the others ({@link #announceLost}),
+ *       and a node whose pmixrun ended is seen by its link closing. Either way the other nodes
+ *       tell their processes as pmixrun tells them of a local death ({@code
+ *       PMIX_ERR_PROC_ABORTED} from the first lost rank, {@code pmix.evaffected} naming them
+ *       all), fail the fences across nodes under way ({@code PMIX_ERR_PARTIAL_SUCCESS}) and end
+ *       the job after the grace. A node whose outer server goes away ({@code
+ *       PMIX_ERR_LOST_CONNECTION} on its client: the outer launcher died) ends its processes at
+ *       once.
  *   <li><b>Leaving</b> ({@link #leave}): after the local processes ended, a plain outer fence (so
  *       that every node keeps serving direct-modex requests until every node's processes are
  *       done), then {@code PMIx.finalize}. A node whose processes failed instead calls {@code

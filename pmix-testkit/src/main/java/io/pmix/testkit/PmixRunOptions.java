@@ -197,6 +197,10 @@ record PmixRunOptions(
       data not collected comes by direct modex from its node over TCP; publish/lookup go to
       the outer runtime's data service (or --dataserver); an abort of ranks on other nodes
       aborts the outer job, and a node whose processes failed aborts it with their status.
+      A process or a pmixrun lost on one node is reported to every node's processes
+      (PMIX_ERR_PROC_ABORTED naming the lost ranks), fences across nodes under way fail
+      (PMIX_ERR_PARTIAL_SUCCESS) and the job ends; a pmixrun whose outer launcher dies ends
+      its processes.
       Not yet across nodes: MPMD (":"), PMIx_Spawn, connect/disconnect, groups and job
       control (refused with NOT_SUPPORTED).
 
