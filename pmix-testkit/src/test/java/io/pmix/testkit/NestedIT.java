@@ -108,6 +108,23 @@ class NestedIT {
     }
   }
 
+  /**
+   * Rank 0 publishes two keys, rank 5 (node 2) looks both up in one call: both come back, named
+   * by their inner publisher, though mpirun 4.1 answers a lookup of several keys with one item
+   * (docs/libpmix-facts.md §4): the node looks each key up on its own.
+   */
+  @Test
+  void aLookupOfSeveralKeysUnderMpirunFindsThemAll() {
+    Path exe =
+        CCompiler.compile(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/multi_lookup.c"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(exe.toString())));
+    assertEquals(0, p.exit(), p.describe());
+    List<String> last = p.taggedStdout().get(5);
+    assertEquals(List.of("LOOKUP-STATUS 0", "LOOKUP mk.a value-a 0", "LOOKUP mk.b value-b 0"),
+        last, p.describe());
+  }
+
   @Test
   void javaAndCRanksUnderMpirunShareOneJob() throws Exception {
     // Even ranks Java, odd ranks C: one command choosing by the rank the server gave it.
