@@ -248,21 +248,24 @@ final class Launch {
 
   /**
    * This node's share of a job whose processes run on several nodes (pmixrun nested under
-   * another PMIx runtime, {@link Nested}): the processes started here are the consecutive ranks
-   * from {@code firstRank}, and the job is registered with {@code jobInfo}, the whole job's data
+   * another PMIx runtime, {@link Nested}): the processes started here are {@code ranks} (in
+   * order: consecutive, or every node's n-th with {@code --map-by node}), and the job is
+   * registered with {@code jobInfo}, the whole job's data
    * (sizes, node and process maps, every rank's data; the same on every node), from which the
    * server derives what is local to its node, instead of the single-node data.
    *
-   * @param firstRank the rank of the first process started here
+   * @param ranks the ranks of the processes started here, one per process, in start order
    * @param jobInfo the job data registered in place of {@link JobInfo#singleNode}
    * @param neighbours the processes other nodes of the job run on this same machine (counted
    *     when deciding whether the machine is oversubscribed)
    * @param env variables added to every process's environment before the launch environment's
    */
-  record Placement(int firstRank, List<Info> jobInfo, int neighbours, Map<String, String> env) {
+  record Placement(
+      List<Integer> ranks, List<Info> jobInfo, int neighbours, Map<String, String> env) {
     Placement {
-      if (firstRank < 0 || neighbours < 0) {
-        throw new IllegalArgumentException("negative first rank or neighbours");
+      ranks = List.copyOf(ranks);
+      if (ranks.stream().anyMatch(r -> r < 0) || neighbours < 0) {
+        throw new IllegalArgumentException("negative rank or neighbours");
       }
       jobInfo = List.copyOf(jobInfo);
       env = Map.copyOf(env);
@@ -381,8 +384,8 @@ final class Launch {
   private final Spec spec;
   private final Reporter reporter;
   private final int n;
-  /** The rank of the process of index 0 here (0 unless the job spans nodes). */
-  private final int base;
+  /** The rank of the process of each index here (the index unless the job spans nodes). */
+  private final int[] rankOf;
   private final Process[] procs;
   private final OutputPump[] outPumps;
   private final OutputPump[] errPumps;
@@ -402,7 +405,10 @@ final class Launch {
     this.spec = spec;
     this.reporter = reporter;
     this.n = spec.nprocs();
-    this.base = spec.placement() == null ? 0 : spec.placement().firstRank();
+    this.rankOf = new int[n];
+    for (int i = 0; i < n; i++) {
+      rankOf[i] = spec.placement() == null ? i : spec.placement().ranks().get(i);
+    }
     this.procs = new Process[n];
     this.outPumps = new OutputPump[n];
     this.errPumps = new OutputPump[n];
@@ -482,7 +488,7 @@ final class Launch {
         throw new IllegalStateException("the server refused namespace " + nspace + ": " + st);
       }
       for (int r = 0; r < n; r++) {
-        st = server.registerClient(Proc.of(nspace, base + r), ids[0], ids[1]);
+        st = server.registerClient(Proc.of(nspace, rankOf[r]), ids[0], ids[1]);
         if (!ok(st)) {
           throw new IllegalStateException("the server refused client " + r + ": " + st);
         }
@@ -528,7 +534,7 @@ final class Launch {
       env.keySet().removeIf(Nested::outerVariable);
       env.putAll(spec.placement().env());
     }
-    env.putAll(server.setupFork(Proc.of(spec.nspace(), base + r)));
+    env.putAll(server.setupFork(Proc.of(spec.nspace(), rankOf[r])));
     if (spec.slurmEnv()) {
       env.putAll(slurmEnv(host.hostname()));
     }
@@ -536,14 +542,14 @@ final class Launch {
     env.putIfAbsent(OVERSUBSCRIBE_VAR, oversubscribed ? "1" : "0");
     env.putAll(spec.env());
     env.putAll(app.env());
-    if (r == 0 && spec.output().stdinToRank0()) {
+    if (rankOf[r] == 0 && spec.output().stdinToRank0()) {
       pb.redirectInput(ProcessBuilder.Redirect.INHERIT);
     }
     Output o = spec.output();
     OutputStream fileOut = null;
     OutputStream fileErr = null;
     if (o.files() != null) {
-      Path dir = o.files().dir().resolve(Output.FileOutput.rankDir(base + r, base + n));
+      Path dir = o.files().dir().resolve(Output.FileOutput.rankDir(rankOf[r], jobSize()));
       Files.createDirectories(dir);
       fileOut = Files.newOutputStream(dir.resolve("stdout"));
       fileErr = Files.newOutputStream(dir.resolve("stderr"));
@@ -558,7 +564,7 @@ final class Launch {
       throw new IOException("cannot start " + app.argv().get(0) + ": " + e.getMessage(), e);
     }
     procs[r] = p;
-    String tag = "[" + spec.nspace() + "," + (base + r) + "]";
+    String tag = "[" + spec.nspace() + "," + rankOf[r] + "]";
     outPumps[r] =
         new OutputPump(
             p.getInputStream(),
@@ -566,7 +572,7 @@ final class Launch {
             o.tag() ? tag + "<stdout>: " : null,
             o.capture(),
             fileOut,
-            "pmix-testkit-out-" + spec.nspace() + "-" + (base + r));
+            "pmix-testkit-out-" + spec.nspace() + "-" + rankOf[r]);
     errPumps[r] =
         new OutputPump(
             p.getErrorStream(),
@@ -574,7 +580,7 @@ final class Launch {
             o.tag() ? tag + "<stderr>: " : null,
             o.capture(),
             fileErr,
-            "pmix-testkit-err-" + spec.nspace() + "-" + (base + r));
+            "pmix-testkit-err-" + spec.nspace() + "-" + rankOf[r]);
     outPumps[r].start();
     errPumps[r].start();
     p.getOutputStream().close(); // a child without our stdin sees end of input at once
@@ -720,7 +726,7 @@ final class Launch {
       if (!p.nspace().equals(spec.nspace())) {
         continue;
       }
-      int i = p.rank() - base;
+      int i = indexOf(p.rank());
       if (p.rank() == Proc.RANK_WILDCARD) {
         all = true;
       } else if (p.rank() >= 0 && i >= 0 && i < n && !ranks.contains(i)) {
@@ -823,7 +829,7 @@ final class Launch {
             codes[x.rank()] = x.code();
             order.add(x.rank());
             alive--;
-            Proc who = Proc.of(spec.nspace(), base + x.rank());
+            Proc who = Proc.of(spec.nspace(), rankOf[x.rank()]);
             host.procEnded(who);
             if (--appAlive[appOf[x.rank()]] == 0) {
               host.appEnded(spec.nspace(), appOf[x.rank()]);
@@ -831,7 +837,7 @@ final class Launch {
             reporter.exited(
                 new Exit(
                     spec.nspace(),
-                    base + x.rank(),
+                    rankOf[x.rank()],
                     procs[x.rank()].pid(),
                     x.code(),
                     killed[x.rank()],
@@ -981,11 +987,33 @@ final class Launch {
     }
   }
 
+  /** The index here of the process of rank {@code rank}, or -1 if it runs elsewhere. */
+  private int indexOf(int rank) {
+    for (int i = 0; i < n; i++) {
+      if (rankOf[i] == rank) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * The size the output files' rank directories are padded for: the job's own on one node, the
+   * highest rank here + 1 when the job spans nodes (this node knows no more).
+   */
+  private int jobSize() {
+    int max = n - 1;
+    for (int r : rankOf) {
+      max = Math.max(max, r);
+    }
+    return max + 1;
+  }
+
   /** The ranks of the processes of indices {@code indices} here. */
   private List<Integer> ranks(List<Integer> indices) {
     List<Integer> l = new ArrayList<>(indices.size());
     for (int i : indices) {
-      l.add(base + i);
+      l.add(rankOf[i]);
     }
     return l;
   }
@@ -1058,7 +1086,7 @@ final class Launch {
     }
     if (!server.isShutdown()) {
       for (int r = 0; r < n; r++) {
-        Status unused = server.deregisterClient(Proc.of(spec.nspace(), base + r));
+        Status unused = server.deregisterClient(Proc.of(spec.nspace(), rankOf[r]));
       }
       Status unused = server.deregisterNspace(spec.nspace());
     }

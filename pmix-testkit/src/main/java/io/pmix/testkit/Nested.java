@@ -49,7 +49,8 @@ import org.jspecify.annotations.Nullable;
  *       size is the number of nodes, each pmixrun's outer rank its node index. One collecting
  *       outer fence exchanges what each node brings ({@value #NODE_KEY}: its host, how many
  *       processes it runs, its direct-modex endpoint). The inner job's ranks are consecutive per
- *       node in outer-rank order (node 0's first). Node names are the outer runtime's host names,
+ *       node in outer-rank order (node 0's first), or with {@code --map-by node} dealt round
+ *       robin over the nodes ({@link #placement}). Node names are the outer runtime's host names,
  *       made distinct when several nodes share a host ({@code host-<outer rank>}), so each outer
  *       rank is a node of its own even on one machine.
  *   <li><b>The inner job</b>: namespace {@code jrun-<outer namespace>@1} ({@link #prefixOf};
@@ -145,9 +146,11 @@ final class Nested implements SingleNodeHost.OtherNodes {
    * the joining exchange. On failure the client is finalized again.
    *
    * @param defaultHost this machine's host name, for an outer runtime that gives none
+   * @param byNode whether the ranks are dealt round robin over the nodes ({@code --map-by
+   *     node}) rather than consecutive per node
    * @throws PmixException if the outer runtime cannot be reached or the exchange fails
    */
-  static Nested join(int nprocs, String defaultHost) {
+  static Nested join(int nprocs, String defaultHost, boolean byNode) {
     Proc me = PMIx.init();
     RemoteModex modex = null;
     try {
@@ -187,16 +190,8 @@ final class Nested implements SingleNodeHost.OtherNodes {
         }
       }
       List<String> names = nodeNames(nodes.stream().map(Node::host).toList());
-      List<List<Integer>> ranks = new ArrayList<>();
-      int next = 0;
-      for (Node node : nodes) {
-        List<Integer> l = new ArrayList<>();
-        for (int i = 0; i < node.nprocs(); i++) {
-          l.add(next++);
-        }
-        ranks.add(l);
-      }
-      layout[0] = ClusterJob.of(nspace, ranks);
+      layout[0] =
+          ClusterJob.of(nspace, placement(nodes.stream().map(Node::nprocs).toList(), byNode));
       return new Nested(me, nodes, names, prefix, layout[0], modex);
     } catch (RuntimeException e) {
       if (modex != null) {
@@ -209,6 +204,36 @@ final class Nested implements SingleNodeHost.OtherNodes {
       }
       throw e;
     }
+  }
+
+  /**
+   * The ranks of each node, given how many processes each runs: consecutive per node in node
+   * order, or with {@code byNode} dealt round robin as mpirun's {@code --map-by node} does (rank
+   * r on the next node, in node order, that still has a process to place).
+   */
+  static List<List<Integer>> placement(List<Integer> counts, boolean byNode) {
+    List<List<Integer>> ranks = new ArrayList<>();
+    int total = 0;
+    for (int c : counts) {
+      ranks.add(new ArrayList<>());
+      total += c;
+    }
+    int node = 0;
+    for (int r = 0; r < total; r++) {
+      if (byNode) {
+        while (ranks.get(node).size() == counts.get(node)) {
+          node = (node + 1) % counts.size();
+        }
+        ranks.get(node).add(r);
+        node = (node + 1) % counts.size();
+      } else {
+        while (ranks.get(node).size() == counts.get(node)) {
+          node++;
+        }
+        ranks.get(node).add(r);
+      }
+    }
+    return ranks;
   }
 
   /**
@@ -370,9 +395,9 @@ final class Nested implements SingleNodeHost.OtherNodes {
     return layout.nspace();
   }
 
-  /** The rank of this node's first process. */
-  int firstRank() {
-    return layout.ranksOn(self).isEmpty() ? 0 : layout.ranksOn(self).get(0);
+  /** The ranks of this node's processes, ascending. */
+  List<Integer> ranks() {
+    return layout.ranksOn(self);
   }
 
   /** How many processes the inner job has, over all nodes. */

@@ -188,7 +188,7 @@ public final class PmixRun {
           return 2;
         }
         try {
-          nested = Nested.join(o.apps().get(0).nprocs(), ob.build().hostname());
+          nested = Nested.join(o.apps().get(0).nprocs(), ob.build().hostname(), o.mapByNode());
         } catch (RuntimeException e) {
           err.println("pmixrun: started as a PMIx client (PMIX_NAMESPACE and a server URI are set)"
               + " but cannot join the outer job: " + e.getMessage()
@@ -346,7 +346,7 @@ public final class PmixRun {
               nested == null
                   ? null
                   : new Launch.Placement(
-                      nested.firstRank(),
+                      nested.ranks(),
                       nested.jobInfo(
                           options.tmpdir(), options.serverNspace(), options.serverRank()),
                       nested.neighbours(),

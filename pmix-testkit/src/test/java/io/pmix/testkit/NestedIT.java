@@ -14,8 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -79,6 +77,21 @@ class NestedIT {
     PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, clientCheck(COLLECT)));
     Map<Integer, List<String>> out = assertAllOk(p, 6, COLLECT.length);
     assertLayout(out, 3, 2);
+  }
+
+  /**
+   * {@code pmixrun --map-by node}: the ranks dealt round robin over the 3 nodes (node 0 runs 0
+   * and 3, node 1 runs 1 and 4, node 2 runs 2 and 5), as every node's clients see it: local
+   * peers, local ranks, node ids and host names; the collecting fence and the gets of every
+   * rank's keys work across them.
+   */
+  @Test
+  void mapByNodeDealsTheRanksRoundRobinOverTheNodes() {
+    List<String> args = new ArrayList<>(List.of("--map-by", "node"));
+    args.addAll(List.of(pmixrun(2, clientCheck(COLLECT))));
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), args.toArray(new String[0]));
+    Map<Integer, List<String>> out = assertAllOk(p, 6, COLLECT.length);
+    assertLayout(out, List.of(List.of(0, 3), List.of(1, 4), List.of(2, 5)));
   }
 
   @Test
@@ -316,21 +329,33 @@ class NestedIT {
    * node's ranks as its local peers, and the job's node count.
    */
   private static void assertLayout(Map<Integer, List<String>> out, int nodes, int perNode) {
-    Set<String> hosts = new TreeSet<>();
-    for (int r = 0; r < nodes * perNode; r++) {
-      String keys = step(out.get(r), "get-job-keys");
-      int node = r / perNode;
-      StringBuilder peers = new StringBuilder();
-      for (int i = 0; i < perNode; i++) {
-        peers.append(i == 0 ? "" : ",").append(node * perNode + i);
+    assertLayout(out, Nested.placement(java.util.Collections.nCopies(nodes, perNode), false));
+  }
+
+  /**
+   * Node i runs {@code ranksByNode.get(i)}: a distinct host name per node, the node's ranks as
+   * its local peers and each its local rank by position, the node id, and the job's node count.
+   */
+  private static void assertLayout(Map<Integer, List<String>> out, List<List<Integer>> ranksByNode) {
+    int nodes = ranksByNode.size();
+    Map<Integer, String> hosts = new java.util.TreeMap<>();
+    for (int node = 0; node < nodes; node++) {
+      List<Integer> ranks = ranksByNode.get(node);
+      for (int i = 0; i < ranks.size(); i++) {
+        int r = ranks.get(i);
+        String keys = step(out.get(r), "get-job-keys");
+        assertEquals(
+            ranks.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",")),
+            group(LPEERS, keys), keys);
+        assertTrue(keys.contains("pmix.num.nodes@wild=UINT32:" + nodes + " "), keys);
+        assertTrue(keys.contains("pmix.nodeid@self=UINT32:" + node + " "), keys);
+        assertTrue(keys.contains("pmix.lrank@self=UINT16:" + i + " "), keys);
+        String host = group(HNAME, keys);
+        String before = hosts.putIfAbsent(node, host);
+        assertTrue(before == null || before.equals(host), keys);
       }
-      assertEquals(peers.toString(), group(LPEERS, keys), keys);
-      assertTrue(keys.contains("pmix.num.nodes@wild=UINT32:" + nodes + " "), keys);
-      assertTrue(keys.contains("pmix.nodeid@self=UINT32:" + node + " "), keys);
-      hosts.add(node + "=" + group(HNAME, keys));
     }
-    assertEquals(nodes, hosts.stream().map(h -> h.substring(h.indexOf('=') + 1)).distinct().count(),
-        hosts.toString());
+    assertEquals(nodes, hosts.values().stream().distinct().count(), hosts.toString());
   }
 
   private static String group(Pattern p, String s) {
