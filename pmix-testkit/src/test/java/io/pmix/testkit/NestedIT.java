@@ -233,8 +233,10 @@ class NestedIT {
   @Test
   void losingTheOuterLauncherEndsEveryNode() throws Exception {
     List<ProcessHandle> all = new ArrayList<>();
+    long mpirunPid = -1;
     try (PmixRunProcess p = PmixRunProcess.start(mpirun(3), Map.of(), "-n", "2", "--", "sleep", "300")) {
       ProcessHandle mpirun = p.handle();
+      mpirunPid = mpirun.pid();
       long deadline = System.nanoTime() + Timing.scaled(Duration.ofSeconds(60)).toNanos();
       while (sleeps(mpirun).size() < 6) {
         assertTrue(System.nanoTime() < deadline && mpirun.isAlive(), p.describe());
@@ -247,6 +249,24 @@ class NestedIT {
       }
     } finally {
       all.forEach(ProcessHandle::destroyForcibly);
+      removeSessionDirectory(mpirunPid);
+    }
+  }
+
+  /** What the SIGKILLed mpirun left: its session directory, TMPDIR/ompi.HOST.UID/pid.PID. */
+  private static void removeSessionDirectory(long pid) throws java.io.IOException {
+    Path tmp = Path.of(System.getenv().getOrDefault("TMPDIR", "/tmp"));
+    try (java.util.stream.Stream<Path> sessions = Files.list(tmp)) {
+      for (Path s : sessions.filter(d -> d.getFileName().toString().startsWith("ompi.")).toList()) {
+        Path dir = s.resolve("pid." + pid);
+        if (Files.isDirectory(dir)) {
+          try (java.util.stream.Stream<Path> w = Files.walk(dir)) {
+            for (Path f : w.sorted(java.util.Comparator.reverseOrder()).toList()) {
+              Files.deleteIfExists(f);
+            }
+          }
+        }
+      }
     }
   }
 
