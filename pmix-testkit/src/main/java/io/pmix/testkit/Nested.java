@@ -77,7 +77,8 @@ import org.jspecify.annotations.Nullable;
  *       tell their processes as pmixrun tells them of a local death ({@code
  *       PMIX_ERR_PROC_ABORTED} from the first lost rank, {@code pmix.evaffected} naming them
  *       all), fail the fences across nodes under way ({@code PMIX_ERR_PARTIAL_SUCCESS}) and end
- *       the job after the grace. A node whose outer server goes away ({@code
+ *       the job after the grace; no node aborts the outer job before the grace has passed, so
+ *       every node's survivors get it. A node whose outer server goes away ({@code
  *       PMIX_ERR_LOST_CONNECTION} on its client: the outer launcher died) ends its processes at
  *       once.
  *   <li><b>Leaving</b> ({@link #leave}): after the local processes ended, a plain outer fence (so
@@ -114,6 +115,8 @@ final class Nested implements SingleNodeHost.OtherNodes {
   private final Set<Integer> reported = new HashSet<>();
   /** Set before this node's last barrier: peers closing their endpoints then is no loss. */
   private volatile boolean leaving;
+  /** When this node first learned of a lost process (System.nanoTime), or 0. */
+  private volatile long lossNanos;
 
   private Nested(
       Proc outer,
@@ -608,6 +611,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
       if (status == 0) {
         barrier();
       } else {
+        graceAfterLoss();
         PMIx.abort(
             Status.of(status),
             "pmixrun node " + self + " (" + nodeName() + "): " + why,
@@ -735,6 +739,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
     if (fresh.isEmpty()) {
       return; // told already
     }
+    lossSeen();
     failFences(partial(node));
     l.lost(fresh, status, why);
   }
@@ -760,7 +765,35 @@ final class Nested implements SingleNodeHost.OtherNodes {
    * launcher status {@code status}: their processes are told too, as this node's are.
    */
   void announceLost(int status, List<Integer> ranks) {
+    lossSeen();
     modex.announceLost(status, ranks);
+  }
+
+  private void lossSeen() {
+    if (lossNanos == 0) {
+      lossNanos = System.nanoTime() | 1; // never 0
+    }
+  }
+
+  /**
+   * After a loss, the outer abort waits until {@link PmixRun#DEATH_GRACE} has passed since this
+   * node learned of it: every node learned at about the same time, and their survivors get that
+   * grace to act on the event (and their output to leave) before the abort ends them all (srun
+   * SIGKILLs at once). A node whose processes all ended early would otherwise cut it short.
+   */
+  private void graceAfterLoss() {
+    long since = lossNanos;
+    if (since == 0) {
+      return;
+    }
+    long left = PmixRun.DEATH_GRACE.toNanos() - (System.nanoTime() - since);
+    if (left > 0) {
+      try {
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   @Override

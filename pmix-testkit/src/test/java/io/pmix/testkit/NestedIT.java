@@ -276,6 +276,22 @@ class NestedIT {
         .toList();
   }
 
+  /**
+   * The two losses above under srun (--kill-on-bad-exit): the same reports on the other nodes,
+   * and srun ends the step with the dead's status. (prterun 3.0.14 does as mpirun, seen by hand.)
+   */
+  @Test
+  @ExtendWith(SlurmExtension.class)
+  void lostRanksAndNodesUnderSrunAreReportedOnEveryNode(SingleNodeSlurm slurm) {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, lost("die", 3)));
+    assertEquals(137, p.exit(), p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 3, "3");
+    p = PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, lost("node", 3)));
+    assertTrue(p.exit() != 0, p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 2, "2,3");
+  }
+
   private static List<String> lost(String how, int victim) {
     Path exe =
         CCompiler.compile(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/nested_lost.c"));
