@@ -385,7 +385,9 @@ public final class PmixRun {
           err.println("pmixrun: cannot write " + o.reportState() + ": " + e.getMessage());
         }
       }
-      summarize(err, result, o);
+      // A nested node's results are indexed by its processes; the job's ranks are its own.
+      List<Integer> here = nest == null ? null : nest.ranks();
+      summarize(err, result, o, i -> here == null || i < 0 ? i : here.get(i));
       finalStatus = result.status();
       finalWhy = "job " + result.nspace() + " ended with status " + finalStatus;
       return result.status();
@@ -511,7 +513,8 @@ public final class PmixRun {
     return "unknown (not run from a built jar)";
   }
 
-  private static void summarize(PrintStream err, JobResult r, PmixRunOptions o) {
+  private static void summarize(
+      PrintStream err, JobResult r, PmixRunOptions o, java.util.function.IntUnaryOperator rankOf) {
     int status = r.status();
     if (r.abort().isPresent()) {
       JobResult.Abort a = r.abort().get();
@@ -528,7 +531,8 @@ public final class PmixRun {
     } else if (status != 0) {
       int first = r.firstFailedRank().orElse(-1);
       long failed = r.exitCodes().stream().filter(c -> c != 0).count();
-      err.println("pmixrun: job " + r.nspace() + " failed: rank " + first + " exited first with"
+      err.println("pmixrun: job " + r.nspace() + " failed: rank " + rankOf.applyAsInt(first)
+          + " exited first with"
           + " status " + JobResult.describeExit(r.exitCode(first)) + "; " + failed + " of "
           + r.nprocs() + " processes exited non-zero; exit status " + status);
     }

@@ -209,6 +209,7 @@ class NestedIT {
   void aRankDyingOnOneNodeIsReportedOnEveryNode() {
     PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, lost("die", 3)));
     assertEquals(137, p.exit(), p.describe());
+    assertTrue(p.stderr().contains("failed: rank 3 exited first"), p.describe());
     assertSurvivorsTold(p, List.of(0, 1, 4, 5), 3, "3");
   }
 
