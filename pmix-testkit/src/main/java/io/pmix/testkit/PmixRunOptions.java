@@ -202,8 +202,9 @@ record PmixRunOptions(
       this off), each pmixrun is one node of ONE job over all of them, e.g.
       "mpirun -n 3 --map-by ppr:1:node pmixrun -n 2 -- ./app" runs 6 ranks on 3 nodes. It
       joins the outer job with pmix-java's client; node i's ranks follow node i-1's (outer
-      rank order), or with --map-by node rank r runs on node r mod nodes; the namespace is jrun-<outer namespace>@1 on every node (characters other
-      than letters, digits, '_' and '-' as '-'); each outer rank is a node of its own, named
+      rank order), or with --map-by node rank r runs on node r mod nodes; the namespace
+      is jrun-<outer namespace>@1 on every node (characters other than letters, digits,
+      '_' and '-' as '-'); each outer rank is a node of its own, named
       after its host (host-<outer rank> when several share a host). Fences that span nodes
       are outer fences (collecting data when the inner fence does); a get of a remote rank's
       data not collected comes by direct modex from its node over TCP; publish/lookup go to
