@@ -477,11 +477,19 @@ final class Nested implements SingleNodeHost.OtherNodes {
     if (collect) {
       directives.add(Info.of(Keys.COLLECT_DATA, Value.of(true)));
     }
+    Status local = Status.SUCCESS;
     for (Info i : info) {
       if (i.key().equals(Keys.TIMEOUT.name())) {
         directives.add(i);
+      } else if (i.key().equals(Keys.LOCAL_COLLECTIVE_STATUS.name())
+          && i.value() instanceof Value.StatusValue v) {
+        local = v.status();
       }
     }
+    // A local participant died (the server says PARTIAL_SUCCESS or LOST_CONNECTION): the node
+    // still takes part in the outer fence, so the others are not kept waiting, and then gives
+    // its own processes that status, as a 4.2.2 host does with pmix.loc.col.st.
+    Status localStatus = local;
     Info[] d = directives.toArray(new Info[0]);
     CompletableFuture<Void> ready;
     try {
@@ -501,7 +509,10 @@ final class Nested implements SingleNodeHost.OtherNodes {
                 v -> collect ? gather(at, key, data) : CompletableFuture.completedFuture(data))
             .whenComplete(
                 (r, e) -> {
-                  if (e == null) {
+                  if (e == null && !localStatus.equals(Status.SUCCESS)) {
+                    result.completeExceptionally(
+                        new PmixException(localStatus, "a participant on this node was lost"));
+                  } else if (e == null) {
                     result.complete(r);
                   } else {
                     result.completeExceptionally(e);

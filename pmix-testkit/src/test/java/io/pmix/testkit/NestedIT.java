@@ -210,6 +210,8 @@ class NestedIT {
     PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, lost("die", 3)));
     assertEquals(137, p.exit(), p.describe());
     assertTrue(p.stderr().contains("failed: rank 3 exited first"), p.describe());
+    // Rank 3's node-mate: its node's part of the fence ended without rank 3.
+    assertTrue(p.taggedStdout().get(2).contains("FENCE 2 -52"), p.describe());
     assertSurvivorsTold(p, List.of(0, 1, 4, 5), 3, "3");
   }
 
