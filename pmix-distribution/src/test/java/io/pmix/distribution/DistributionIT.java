@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Test;
  * The distribution as a user gets it: {@code pmix-java-VERSION.tar.gz} unpacked into an empty
  * directory and run from another one, by root and by an unprivileged user ({@code nobody},
  * uid/gid 65534, through setpriv, HOME an empty directory of its own), with a PATH that holds
- * no Maven: a 2-rank job of libpmix C clients and a 2-rank job of our Java client both succeed.
+ * no Maven: a 2-rank job of libpmix C clients and a 2-rank job of our Java client both succeed,
+ * and so does the C job nested under Open MPI 4.1's mpirun, 3 pmixruns of 2 ranks (mpirun needs
+ * {@code --allow-run-as-root} for root only; as the user, a TMPDIR it may write).
  */
 class DistributionIT {
   private static final int NOBODY = 65534;
@@ -62,9 +64,10 @@ class DistributionIT {
     Files.createDirectories(pathDir);
     Files.createSymbolicLink(
         pathDir.resolve("java"), Path.of(System.getProperty("java.home"), "bin", "java"));
-    // pmixrun's class-data sharing archive (bin/lib/testkit.sh) needs a few coreutils more.
+    // pmixrun's class-data sharing archive (bin/lib/testkit.sh) needs a few coreutils more;
+    // mpirun (the nested job) refuses to start without its remote launcher, even on one node.
     for (String cmd : List.of("bash", "sh", "env", "dirname", "cat", "ldd", "sed", "uname",
-        "mkdir", "readlink", "stat", "sha256sum", "cut", "grep", "mv", "rm")) {
+        "mkdir", "readlink", "stat", "sha256sum", "cut", "grep", "mv", "rm", "ssh")) {
       Path real = which(cmd);
       if (real != null) {
         Files.createSymbolicLink(pathDir.resolve(cmd), real);
@@ -134,6 +137,32 @@ class DistributionIT {
     assertEquals(2, count(jout, "STEP finalize OK"), jout);
     String v = run(user(List.of(pmixrun, "--version"), asNobody), home, env(home), 60);
     assertTrue(v.startsWith("pmixrun (pmix-java) "), v);
+    nested(home, asNobody);
+  }
+
+  /** The C job nested: {@code mpirun -n 3 pmixrun -n 2 -- client}, 6 ranks over 3 nodes. */
+  private static void nested(Path home, boolean asNobody) throws Exception {
+    Path mpirun = Path.of("/usr/bin/mpirun");
+    if (!Files.isExecutable(mpirun)) {
+      String why = "Open MPI's mpirun is not installed (Debian: openmpi-bin)";
+      if (PmixTestExtension.interopRequired()) {
+        fail(why);
+      }
+      Assumptions.abort(why);
+    }
+    List<String> cmd = new ArrayList<>(List.of(mpirun.toString()));
+    if (!asNobody) {
+      cmd.add("--allow-run-as-root");
+    }
+    cmd.addAll(List.of("--oversubscribe", "-n", "3", dist.resolve("bin/pmixrun").toString(),
+        "-n", "2", "--", client.toString()));
+    cmd.addAll(List.of(C_STEPS));
+    String out = run(user(cmd, asNobody), home, env(home), 180);
+    for (String step : List.of("init", "fence-collect", "get-peers", "finalize")) {
+      String want = "STEP " + step + " OK";
+      assertEquals(6, count(out, want), () -> want + " 6 times\n" + out);
+    }
+    assertTrue(out.contains("peers=6 local=2 remote=4"), out);
   }
 
   private static Map<String, String> env(Path home) {

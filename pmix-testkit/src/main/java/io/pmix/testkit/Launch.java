@@ -559,7 +559,7 @@ final class Launch {
     env.putIfAbsent(OVERSUBSCRIBE_VAR, oversubscribed ? "1" : "0");
     env.putAll(spec.env());
     env.putAll(app.env());
-    if (r == 0 && spec.output().stdinToRank0()) {
+    if (rankOf[r] == 0 && spec.output().stdinToRank0()) {
       pb.redirectInput(ProcessBuilder.Redirect.INHERIT);
     }
     Output o = spec.output();
@@ -1004,15 +1004,6 @@ final class Launch {
     }
   }
 
-  /** The ranks of the processes of indices {@code indices} here. */
-  private List<Integer> ranks(List<Integer> indices) {
-    List<Integer> l = new ArrayList<>(indices.size());
-    for (int i : indices) {
-      l.add(rankOf[i]);
-    }
-    return l;
-  }
-
   /** The index here of the process of rank {@code rank}, or -1 if it runs elsewhere. */
   private int indexOf(int rank) {
     for (int i = 0; i < n; i++) {
@@ -1021,6 +1012,15 @@ final class Launch {
       }
     }
     return -1;
+  }
+
+  /** The ranks of the processes of indices {@code indices} here. */
+  private List<Integer> ranks(List<Integer> indices) {
+    List<Integer> l = new ArrayList<>(indices.size());
+    for (int i : indices) {
+      l.add(rankOf[i]);
+    }
+    return l;
   }
 
   private void killRanks(List<Integer> ranks, boolean[] killed, boolean force) {

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import io.pmix.client.PMIx;
+import io.pmix.common.Event;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
@@ -25,9 +26,11 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -46,9 +49,10 @@ import org.jspecify.annotations.Nullable;
  *       size is the number of nodes, each pmixrun's outer rank its node index. One collecting
  *       outer fence exchanges what each node brings ({@value #NODE_KEY}: its host, how many
  *       processes of each app it runs, its direct-modex endpoint). The inner job's ranks are
- *       consecutive per node in outer-rank order (node 0's first); an MPMD job's ({@code pmixrun
- *       --app FILE} on every node, the same apps) app by app, then node by node, as PRRTE ranks
- *       one map per app ({@link #layout}). Node names are the outer runtime's host names,
+ *       consecutive per node in outer-rank order (node 0's first), or with {@code --map-by node}
+ *       dealt round robin over the nodes ({@link #placement}); an MPMD job's ({@code pmixrun --app
+ *       FILE} on every node, the same apps) app by app, each app's ranks placed so ({@link
+ *       #layout}, as PRRTE ranks one map per app). Node names are the outer runtime's host names,
  *       made distinct when several nodes share a host ({@code host-<outer rank>}), so each outer
  *       rank is a node of its own even on one machine.
  *   <li><b>The inner job</b>: namespace {@code jrun-<outer namespace>@1} ({@link #prefixOf};
@@ -78,6 +82,18 @@ import org.jspecify.annotations.Nullable;
  *       request from one node's pmixrun to the others' (a message on the {@link RemoteModex}
  *       link, answered once registered), which they do not have yet. The outer runtime cannot
  *       carry it: a client of the outer job cannot make another act on demand.
+ *   <li><b>Losses</b> ({@link #watch}): the outer runtimes tell the survivors of a lost rank
+ *       nothing (mpirun 4.1 and prterun 3.0 fail or even complete the fence under way, then
+ *       SIGTERM them; docs/libpmix-facts.md §4), so the nodes watch each other over their
+ *       direct-modex links: a node whose process died tells the others ({@link #announceLost}),
+ *       and a node whose pmixrun ended is seen by its link closing. Either way the other nodes
+ *       tell their processes as pmixrun tells them of a local death ({@code
+ *       PMIX_ERR_PROC_ABORTED} from the first lost rank, {@code pmix.evaffected} naming them
+ *       all), fail the fences across nodes under way ({@code PMIX_ERR_PARTIAL_SUCCESS}) and end
+ *       the job after the grace; no node aborts the outer job before the grace has passed, so
+ *       every node's survivors get it. A node whose outer server goes away ({@code
+ *       PMIX_ERR_LOST_CONNECTION} on its client: the outer launcher died) ends its processes at
+ *       once.
  *   <li><b>Leaving</b> ({@link #leave}): after the local processes ended, a plain outer fence (so
  *       that every node keeps serving direct-modex requests until every node's processes are
  *       done), then {@code PMIx.finalize}. A node whose processes failed instead calls {@code
@@ -117,6 +133,16 @@ final class Nested implements SingleNodeHost.OtherNodes {
   private final RemoteModex modex;
   private final Map<String, Integer> rounds = new HashMap<>();
   private final NestedCollectives collectives = new NestedCollectives(this);
+  /** The cross-node fences under way, failed when a node is lost; guarded by this. */
+  private final Set<CompletableFuture<byte[]>> fences = new HashSet<>();
+  /** The nodes known lost; guarded by this. */
+  private final Set<Integer> lost = new HashSet<>();
+  /** The inner ranks of other nodes already reported lost; guarded by this. */
+  private final Set<Integer> reported = new HashSet<>();
+  /** Set before this node's last barrier: peers closing their endpoints then is no loss. */
+  private volatile boolean leaving;
+  /** When this node first learned of a lost process (System.nanoTime), or 0. */
+  private volatile long lossNanos;
 
   private Nested(
       Proc outer,
@@ -150,10 +176,12 @@ final class Nested implements SingleNodeHost.OtherNodes {
    *
    * @param apps how many processes of each app this node runs (one entry unless MPMD)
    * @param defaultHost this machine's host name, for an outer runtime that gives none
+   * @param byNode whether the ranks are dealt round robin over the nodes ({@code --map-by
+   *     node}) rather than consecutive per node
    * @throws PmixException if the outer runtime cannot be reached, the exchange fails, or the
    *     nodes were given different numbers of apps ({@code ERR_BAD_PARAM})
    */
-  static Nested join(List<Integer> apps, String defaultHost) {
+  static Nested join(List<Integer> apps, String defaultHost, boolean byNode) {
     Proc me = PMIx.init();
     RemoteModex modex = null;
     try {
@@ -195,7 +223,7 @@ final class Nested implements SingleNodeHost.OtherNodes {
         }
       }
       List<String> names = nodeNames(nodes.stream().map(Node::host).toList());
-      layout[0] = layout(nspace, nodes.stream().map(Node::apps).toList());
+      layout[0] = layout(nspace, nodes.stream().map(Node::apps).toList(), byNode);
       return new Nested(me, nodes, names, prefix, layout[0], modex);
     } catch (RuntimeException e) {
       if (modex != null) {
@@ -213,16 +241,17 @@ final class Nested implements SingleNodeHost.OtherNodes {
   /**
    * The inner job's ranks, given how many processes of each app every node runs: as PRRTE ranks
    * an MPMD job, app by app (each app's ranks consecutive, app 0's first, {@code pmix.appnum}
-   * the position on the command line), and within an app node by node in outer-rank order, each
-   * node's processes of the app consecutive. {@code mpirun -n 3 pmixrun -n 2 ./a : -n 1 ./b}
-   * is thus what {@code prterun --map-by ppr:2:node ./a : --map-by ppr:1:node ./b} gives on 3
-   * nodes: app 0 ranks 0-5 (node 0 has 0,1; node 1 2,3; node 2 4,5), app 1 ranks 6-8 (one on
-   * each node); node 0's local ranks are 0, 1 and 6. With one app, node 0's ranks come first,
-   * then node 1's.
+   * the position on the command line), each app's ranks placed over the nodes as {@link
+   * #placement} says: node by node in outer-rank order, each node's processes of the app
+   * consecutive, or with {@code byNode} dealt round robin. {@code mpirun -n 3 pmixrun -n 2 ./a :
+   * -n 1 ./b} is thus what {@code prterun --map-by ppr:2:node ./a : --map-by ppr:1:node ./b}
+   * gives on 3 nodes: app 0 ranks 0-5 (node 0 has 0,1; node 1 2,3; node 2 4,5), app 1 ranks 6-8
+   * (one on each node); node 0's local ranks are 0, 1 and 6. With one app, node 0's ranks come
+   * first, then node 1's.
    *
    * @throws PmixException with {@code ERR_BAD_PARAM} if the nodes run different numbers of apps
    */
-  static ClusterJob layout(String nspace, List<List<Integer>> appsByNode) {
+  static ClusterJob layout(String nspace, List<List<Integer>> appsByNode, boolean byNode) {
     int napps = appsByNode.get(0).size();
     for (int n = 0; n < appsByNode.size(); n++) {
       if (appsByNode.get(n).size() != napps) {
@@ -239,15 +268,52 @@ final class Nested implements SingleNodeHost.OtherNodes {
     List<Integer> appSizes = new ArrayList<>();
     int next = 0;
     for (int a = 0; a < napps; a++) {
-      int first = next;
-      for (int n = 0; n < appsByNode.size(); n++) {
-        for (int i = 0; i < appsByNode.get(n).get(a); i++) {
-          ranks.get(n).add(next++);
+      List<Integer> counts = new ArrayList<>();
+      int size = 0;
+      for (List<Integer> node : appsByNode) {
+        counts.add(node.get(a));
+        size += node.get(a);
+      }
+      List<List<Integer>> app = placement(counts, byNode);
+      for (int n = 0; n < app.size(); n++) {
+        for (int r : app.get(n)) {
+          ranks.get(n).add(next + r);
         }
       }
-      appSizes.add(next - first);
+      appSizes.add(size);
+      next += size;
     }
     return ClusterJob.of(nspace, ranks, appSizes);
+  }
+
+  /**
+   * The ranks of each node, given how many processes each runs: consecutive per node in node
+   * order, or with {@code byNode} dealt round robin as mpirun's {@code --map-by node} does (rank
+   * r on the next node, in node order, that still has a process to place).
+   */
+  static List<List<Integer>> placement(List<Integer> counts, boolean byNode) {
+    List<List<Integer>> ranks = new ArrayList<>();
+    int total = 0;
+    for (int c : counts) {
+      ranks.add(new ArrayList<>());
+      total += c;
+    }
+    int node = 0;
+    for (int r = 0; r < total; r++) {
+      if (byNode) {
+        while (ranks.get(node).size() == counts.get(node)) {
+          node = (node + 1) % counts.size();
+        }
+        ranks.get(node).add(r);
+        node = (node + 1) % counts.size();
+      } else {
+        while (ranks.get(node).size() == counts.get(node)) {
+          node++;
+        }
+        ranks.get(node).add(r);
+      }
+    }
+    return ranks;
   }
 
   /**
@@ -461,6 +527,20 @@ final class Nested implements SingleNodeHost.OtherNodes {
     } catch (PmixException e) {
       return CompletableFuture.failedFuture(e);
     }
+    CompletableFuture<byte[]> result = new CompletableFuture<>();
+    synchronized (this) {
+      for (int n : at) {
+        if (lost.contains(n)) {
+          return CompletableFuture.failedFuture(partial(n));
+        }
+      }
+      fences.add(result);
+    }
+    var unusedForget = result.whenComplete((r, e) -> {
+      synchronized (this) {
+        fences.remove(result);
+      }
+    });
     String signature = procs.stream().map(Proc::toString).collect(Collectors.joining(","));
     int round;
     synchronized (this) {
@@ -480,11 +560,19 @@ final class Nested implements SingleNodeHost.OtherNodes {
     if (collect) {
       directives.add(Info.of(Keys.COLLECT_DATA, Value.of(true)));
     }
+    Status local = Status.SUCCESS;
     for (Info i : info) {
       if (i.key().equals(Keys.TIMEOUT.name())) {
         directives.add(i);
+      } else if (i.key().equals(Keys.LOCAL_COLLECTIVE_STATUS.name())
+          && i.value() instanceof Value.StatusValue v) {
+        local = v.status();
       }
     }
+    // A local participant died (the server says PARTIAL_SUCCESS or LOST_CONNECTION): the node
+    // still takes part in the outer fence, so the others are not kept waiting, and then gives
+    // its own processes that status, as a 4.2.2 host does with pmix.loc.col.st.
+    Status localStatus = local;
     Info[] d = directives.toArray(new Info[0]);
     CompletableFuture<Void> ready;
     try {
@@ -497,9 +585,23 @@ final class Nested implements SingleNodeHost.OtherNodes {
     } catch (PmixException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return ready
-        .thenCompose(v -> PMIx.fenceAsync(participants, d))
-        .thenCompose(v -> collect ? gather(at, key, data) : CompletableFuture.completedFuture(data));
+    CompletableFuture<byte[]> unused =
+        ready
+            .thenCompose(v -> PMIx.fenceAsync(participants, d))
+            .thenCompose(
+                v -> collect ? gather(at, key, data) : CompletableFuture.completedFuture(data))
+            .whenComplete(
+                (r, e) -> {
+                  if (e == null && !localStatus.equals(Status.SUCCESS)) {
+                    result.completeExceptionally(
+                        new PmixException(localStatus, "a participant on this node was lost"));
+                  } else if (e == null) {
+                    result.complete(r);
+                  } else {
+                    result.completeExceptionally(e);
+                  }
+                });
+    return result;
   }
 
   /** Every participating node's contribution, in node order: what the server is handed back. */
@@ -609,10 +711,12 @@ final class Nested implements SingleNodeHost.OtherNodes {
    * @param closeServer closes this node's server; run between the barrier and the link's close
    */
   void leave(int status, String why, Runnable closeServer) {
+    leaving = true;
     try {
       if (status == 0) {
         barrier();
       } else {
+        graceAfterLoss();
         PMIx.abort(
             Status.of(status),
             "pmixrun node " + self + " (" + nodeName() + "): " + why,
@@ -638,6 +742,162 @@ final class Nested implements SingleNodeHost.OtherNodes {
       PMIx.finalize();
     } catch (PmixException e) {
       // Already gone.
+    }
+  }
+
+  /** What a nested node is told of the job's losses elsewhere. Called on a thread of the links. */
+  interface Losses {
+    /**
+     * Processes {@code ranks} of the inner job, on other nodes, are gone (empty: the outer
+     * runtime itself is), which ends the job with launcher status {@code status}.
+     */
+    void lost(List<Integer> ranks, int status, String why);
+  }
+
+  /**
+   * Watches the other nodes for the rest of the job and tells {@code l} of what is lost there:
+   * the processes another node announces dead ({@link #announceLost}), every process of a node
+   * whose pmixrun ended (its direct-modex endpoint closed: the outer runtimes tell the survivors
+   * nothing, docs/libpmix-facts.md §4), and of an outer runtime that went away (the client lost
+   * its connection: {@code PMIX_ERR_LOST_CONNECTION}) or reports a pmixrun aborted or
+   * terminated. The fences under way that involve a lost node fail with {@code
+   * PMIX_ERR_PARTIAL_SUCCESS}, the status the outer runtimes and a single node give a fence's
+   * survivors, and so does every later one. Once, after the barrier that follows the servers'
+   * start.
+   */
+  void watch(Losses l) {
+    modex.watch(
+        new RemoteModex.LossListener() {
+          @Override
+          public void ranksLost(int node, int status, List<Integer> ranks) {
+            Nested.this.nodeLost(node, ranks, status, l, "rank" + (ranks.size() == 1 ? " " : "s ")
+                + PmixRun.ranges(ranks) + " on pmixrun node " + node + " died");
+          }
+
+          @Override
+          public void nodeLost(int node) {
+            if (!leaving) {
+              Nested.this.nodeLost(node, layout.ranksOn(node), 1, l,
+                  "pmixrun node " + node + " (" + names.get(node) + ") was lost");
+            }
+          }
+        });
+    try {
+      long unused =
+          PMIx.registerEventHandler(
+              List.of(Status.ERR_LOST_CONNECTION, Status.ERR_PROC_ABORTED,
+                  Status.ERR_PROC_ABORTED_BY_SIG, Status.EVENT_PROC_TERMINATED,
+                  Status.PROC_TERMINATED, Status.ERR_JOB_TERMINATED),
+              e -> outerEvent(e, l));
+    } catch (PmixException e) {
+      // The runtime takes no handler: the links between the nodes still watch them.
+    }
+  }
+
+  private void outerEvent(Event e, Losses l) {
+    if (leaving) {
+      return;
+    }
+    if (e.status().equals(Status.ERR_LOST_CONNECTION)) {
+      failFences(new PmixException(Status.ERR_LOST_CONNECTION, "the outer runtime is gone"));
+      l.lost(List.of(), 1, "lost the connection to the outer PMIx runtime");
+      return;
+    }
+    List<Proc> affected = new ArrayList<>();
+    for (Info i : e.info()) {
+      if (i.key().equals(Keys.EVENT_AFFECTED_PROC.name()) && i.value() instanceof Proc p) {
+        affected.add(p);
+      }
+    }
+    if (affected.isEmpty()) {
+      affected.add(e.source());
+    }
+    for (Proc p : affected) {
+      if (!p.nspace().equals(outer.nspace()) || p.rank() == self) {
+        continue;
+      }
+      if (p.rank() == Proc.RANK_WILDCARD) {
+        failFences(partial(-1));
+        l.lost(List.of(), 1, "the outer job ended (" + e.status() + ")");
+      } else if (p.rank() >= 0 && p.rank() < nodes.size()) {
+        nodeLost(p.rank(), layout.ranksOn(p.rank()), 1, l,
+            "pmixrun node " + p.rank() + " ended (" + e.status() + ")");
+      }
+    }
+  }
+
+  private void nodeLost(int node, List<Integer> ranks, int status, Losses l, String why) {
+    if (leaving) {
+      return;
+    }
+    List<Integer> fresh = new ArrayList<>();
+    synchronized (this) {
+      if (ranks.equals(layout.ranksOn(node))) {
+        lost.add(node);
+      }
+      for (int r : ranks) {
+        if (reported.add(r)) {
+          fresh.add(r);
+        }
+      }
+    }
+    if (fresh.isEmpty()) {
+      return; // told already
+    }
+    lossSeen();
+    failFences(partial(node));
+    l.lost(fresh, status, why);
+  }
+
+  private void failFences(PmixException why) {
+    List<CompletableFuture<byte[]>> l;
+    synchronized (this) {
+      l = List.copyOf(fences);
+    }
+    for (CompletableFuture<byte[]> f : l) {
+      f.completeExceptionally(why);
+    }
+  }
+
+  private static PmixException partial(int node) {
+    return new PmixException(
+        Status.ERR_PARTIAL_SUCCESS,
+        node < 0 ? "the outer job ended" : "participants on pmixrun node " + node + " were lost");
+  }
+
+  /**
+   * Tells the other nodes that this node's processes {@code ranks} died, ending the job with
+   * launcher status {@code status}: their processes are told too, as this node's are.
+   */
+  void announceLost(int status, List<Integer> ranks) {
+    lossSeen();
+    modex.announceLost(status, ranks);
+  }
+
+  private void lossSeen() {
+    if (lossNanos == 0) {
+      lossNanos = System.nanoTime() | 1; // never 0
+    }
+  }
+
+  /**
+   * After a loss, the outer abort waits until {@link PmixRun#DEATH_GRACE} has passed since this
+   * node learned of it: every node learned at about the same time, and their survivors get that
+   * grace to act on the event (and their output to leave) before the abort ends them all (srun
+   * SIGKILLs at once). A node whose processes all ended early would otherwise cut it short.
+   */
+  private void graceAfterLoss() {
+    long since = lossNanos;
+    if (since == 0) {
+      return;
+    }
+    long left = PmixRun.DEATH_GRACE.toNanos() - (System.nanoTime() - since);
+    if (left > 0) {
+      try {
+        java.util.concurrent.TimeUnit.NANOSECONDS.sleep(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

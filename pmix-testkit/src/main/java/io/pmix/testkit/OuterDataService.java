@@ -58,13 +58,39 @@ final class OuterDataService implements DataService {
   @Override
   public CompletionStage<LookupResult> lookup(
       Identity requester, List<String> keys, List<Info> directives) {
-    // The keys as asked; then each found key's companion alone, without waiting (published in
-    // the same call, it is there): Open MPI 4.1's mpirun answered a lookup of a key and its
-    // companion together with the companion and an empty item.
-    return call(() -> PMIx.lookupAsync(keys, directives.toArray(new Info[0])))
-        .thenCompose(OuterDataService::innerPublishers)
-        .handle((data, e) -> e == null ? new LookupResult(Status.SUCCESS, data)
-            : LookupResult.of(statusOf(e)));
+    // One outer lookup per key, then each found key's companion alone, without waiting
+    // (published in the same call, it is there): Open MPI 4.1's mpirun answers a lookup of
+    // several keys with the last one found only (docs/libpmix-facts.md §4, its
+    // opal_lkupcbfunc). A waiting lookup of several keys waits for each, i.e. for all.
+    Info[] d = directives.toArray(new Info[0]);
+    List<CompletableFuture<List<Value.PData>>> each = new ArrayList<>();
+    for (String k : keys) {
+      each.add(call(() -> PMIx.lookupAsync(List.of(k), d)));
+    }
+    return CompletableFuture.allOf(each.toArray(new CompletableFuture<?>[0]))
+        .handle((v, e) -> found(each))
+        .thenCompose(f -> f.data().isEmpty()
+            ? CompletableFuture.completedFuture(LookupResult.of(f.status()))
+            : innerPublishers(f.data()).thenApply(l -> new LookupResult(Status.SUCCESS, l)))
+        .exceptionally(e -> LookupResult.of(statusOf(e)));
+  }
+
+  /** What the per-key lookups found, or when none found anything the first one's status. */
+  private record Found(List<Value.PData> data, Status status) {}
+
+  private static Found found(List<CompletableFuture<List<Value.PData>>> each) {
+    List<Value.PData> data = new ArrayList<>();
+    Status first = null;
+    for (CompletableFuture<List<Value.PData>> f : each) {
+      try {
+        data.addAll(f.join());
+      } catch (CompletionException e) {
+        if (first == null) {
+          first = statusOf(e);
+        }
+      }
+    }
+    return new Found(data, first == null ? Status.ERR_NOT_FOUND : first);
   }
 
   /** The data found, each item named by its inner publisher where its companion says it. */

@@ -2,7 +2,9 @@ package io.pmix.testkit;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.pmix.common.DataArray;
 import io.pmix.common.DataRange;
+import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
@@ -184,7 +186,8 @@ public final class PmixRun {
           nested =
               Nested.join(
                   o.apps().stream().map(PmixRunOptions.AppLine::nprocs).toList(),
-                  ob.build().hostname());
+                  ob.build().hostname(),
+                  o.mapByNode());
         } catch (RuntimeException e) {
           err.println("pmixrun: started as a PMIx client (PMIX_NAMESPACE and a server URI are set)"
               + " but cannot join the outer job: " + e.getMessage()
@@ -233,6 +236,7 @@ public final class PmixRun {
       PMIxServer srv = server;
       SingleNodeHost h = host;
       Messages reporter = new Messages(err, o.timeout(), null);
+      Nested nest = nested;
       // A client that dies without PMIx_Finalize ends its job, as under mpirun/prterun: the
       // survivors are told (PMIX_ERR_PROC_ABORTED from the dead rank, which simpdie's ranks wait
       // for), get DEATH_GRACE to finalize and exit, and then are killed. A rank that fails before
@@ -252,8 +256,11 @@ public final class PmixRun {
                     DataRange.NAMESPACE.code(),
                     List.of(Info.of(Keys.EVENT_AFFECTED_PROC, dead)));
             Launch l = current.get();
+            int status = (e.code() & 0xff) != 0 ? e.code() : 1;
+            if (nest != null) {
+              nest.announceLost(status, List.of(e.rank())); // the other nodes' ranks are told too
+            }
             if (l != null) {
-              int status = (e.code() & 0xff) != 0 ? e.code() : 1;
               l.stopAfter(
                   "rank " + e.rank() + (e.connected()
                       ? " died without PMIx_Finalize"
@@ -355,6 +362,9 @@ public final class PmixRun {
         return 1;
       }
       current.set(launch);
+      if (nest != null) {
+        nest.watch((ranks, status, why) -> lostElsewhere(srv, launch, nspace, ranks, status, why));
+      }
       if (spawnFailure.get() != null) {
         stopAll(launch, List.of(), spawnFailure.get());
       }
@@ -375,7 +385,9 @@ public final class PmixRun {
           err.println("pmixrun: cannot write " + o.reportState() + ": " + e.getMessage());
         }
       }
-      summarize(err, result, o);
+      // A nested node's results are indexed by its processes; the job's ranks are its own.
+      List<Integer> here = nest == null ? null : nest.ranks();
+      summarize(err, result, o, i -> here == null || i < 0 ? i : here.get(i));
       finalStatus = result.status();
       finalWhy = "job " + result.nspace() + " ended with status " + finalStatus;
       return result.status();
@@ -441,6 +453,26 @@ public final class PmixRun {
     return f == null ? null : new Launch.Output.FileOutput(f.jobDir(job), f.copy());
   }
 
+  /**
+   * Processes of this nested job on other nodes were lost (none named: the outer runtime is
+   * gone): this node's processes are told as of a death here (PMIX_ERR_PROC_ABORTED from the
+   * first, naming every one), get {@link #DEATH_GRACE} to finalize and are then killed, the job
+   * ending with {@code status}; without the outer runtime they are killed at once.
+   */
+  private static void lostElsewhere(
+      PMIxServer srv, Launch launch, String nspace, List<Integer> ranks, int status, String why) {
+    if (!ranks.isEmpty()) {
+      List<Proc> procs = ranks.stream().map(r -> Proc.of(nspace, r)).toList();
+      List<Info> info = new ArrayList<>(List.of(Info.of(Keys.EVENT_AFFECTED_PROC, procs.get(0))));
+      if (procs.size() > 1) {
+        info.add(Info.of(Keys.EVENT_AFFECTED_PROCS, DataArray.of(DataType.PROC, procs)));
+      }
+      Status unused =
+          srv.notifyEvent(Status.ERR_PROC_ABORTED, procs.get(0), DataRange.NAMESPACE.code(), info);
+    }
+    launch.stopAfter(why, status, ranks.isEmpty() ? Duration.ZERO : DEATH_GRACE);
+  }
+
   /** Stops {@code main} (if any) and every job of {@code others}, for a failed spawned process. */
   private static void stopAll(
       @Nullable Launch main, List<Launch> others, Launch.@Nullable Exit failure) {
@@ -481,7 +513,8 @@ public final class PmixRun {
     return "unknown (not run from a built jar)";
   }
 
-  private static void summarize(PrintStream err, JobResult r, PmixRunOptions o) {
+  private static void summarize(
+      PrintStream err, JobResult r, PmixRunOptions o, java.util.function.IntUnaryOperator rankOf) {
     int status = r.status();
     if (r.abort().isPresent()) {
       JobResult.Abort a = r.abort().get();
@@ -498,7 +531,8 @@ public final class PmixRun {
     } else if (status != 0) {
       int first = r.firstFailedRank().orElse(-1);
       long failed = r.exitCodes().stream().filter(c -> c != 0).count();
-      err.println("pmixrun: job " + r.nspace() + " failed: rank " + first + " exited first with"
+      err.println("pmixrun: job " + r.nspace() + " failed: rank " + rankOf.applyAsInt(first)
+          + " exited first with"
           + " status " + JobResult.describeExit(r.exitCode(first)) + "; " + failed + " of "
           + r.nprocs() + " processes exited non-zero; exit status " + status);
     }

@@ -28,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  * @param maxPendingHandshakes the server's cap on connections awaiting their handshake, or 0
  *     for its default
  * @param outputFiles where each rank's output is written to files, or null
+ * @param mapByNode whether {@code --map-by node} was asked for: nested, the ranks are dealt
+ *     round robin over the nodes; otherwise (the default, {@code slot}, {@code core}...) each
+ *     node's ranks are consecutive
  * @param help whether help was asked for (nothing else is then required)
  * @param version whether the version was asked for (nothing else is then required)
  * @param warnings what the launcher should say about the command line before it runs
@@ -43,6 +46,7 @@ record PmixRunOptions(
     @Nullable Duration handshakeTimeout,
     int maxPendingHandshakes,
     @Nullable OutputFiles outputFiles,
+    boolean mapByNode,
     boolean help,
     boolean version,
     List<String> warnings) {
@@ -164,6 +168,14 @@ record PmixRunOptions(
                                 connect decision at once; one more replaces the oldest
                                 that has not sent its request (default 4096, the listen
                                 backlog)
+        --map-by POLICY[:modifiers]
+                                how ranks are placed on the nodes of a nested pmixrun, as
+                                mpirun's: slot, core, hwthread, socket, package, numa,
+                                l1cache, l2cache or l3cache (each node's ranks consecutive,
+                                node 0's first: the default) or node (rank r on node
+                                r mod nodes, round robin, skipping full nodes); modifiers
+                                (":OVERSUBSCRIBE"...) are accepted and ignored. On one node
+                                every policy places every rank here
         --oversubscribe, --allow-run-as-root
                                 accepted, for command lines written for mpirun: pmixrun
                                 never refuses more processes than processors, nor root
@@ -195,18 +207,23 @@ record PmixRunOptions(
       this off), each pmixrun is one node of ONE job over all of them, e.g.
       "mpirun -n 3 --map-by ppr:1:node pmixrun -n 2 -- ./app" runs 6 ranks on 3 nodes. It
       joins the outer job with pmix-java's client; node i's ranks follow node i-1's (outer
-      rank order); the namespace is jrun-<outer namespace>@1 on every node (characters other
-      than letters, digits, '_' and '-' as '-'); each outer rank is a node of its own, named
+      rank order), or with --map-by node rank r runs on node r mod nodes; the namespace
+      is jrun-<outer namespace>@1 on every node (characters other than letters, digits,
+      '_' and '-' as '-'); each outer rank is a node of its own, named
       after its host (host-<outer rank> when several share a host). Fences that span nodes
       are outer fences (collecting data when the inner fence does); a get of a remote rank's
       data not collected comes by direct modex from its node over TCP; publish/lookup go to
       the outer runtime's data service (or --dataserver); an abort of ranks on other nodes
       aborts the outer job, and a node whose processes failed aborts it with their status.
       MPMD: give every pmixrun the same apps with --app FILE (the outer launcher would take
-      a ':' for its own apps); app 0's ranks come first, node by node, then app 1's.
-      Connect/disconnect and groups span the nodes (outer fences); job control acts on the
-      requester's node only. Refused with NOT_SUPPORTED: PMIx_Spawn, job control of
-      processes on other nodes.
+      a ':' for its own apps); app 0's ranks come first, node by node (or dealt round robin
+      with --map-by node), then app 1's. Connect/disconnect and groups span the nodes (outer
+      fences); job control acts on the requester's node only.
+      A process or a pmixrun lost on one node is reported to every node's processes
+      (PMIX_ERR_PROC_ABORTED naming the lost ranks), fences across nodes under way fail
+      (PMIX_ERR_PARTIAL_SUCCESS) and the job ends; a pmixrun whose outer launcher dies ends
+      its processes.
+      Refused with NOT_SUPPORTED: PMIx_Spawn, job control of processes on other nodes.
 
       Output of the processes is forwarded to pmixrun's stdout and stderr; rank 0 reads
       pmixrun's stdin, the others an empty input. A process of the job that dies after
@@ -258,6 +275,7 @@ record PmixRunOptions(
     Duration handshake = null;
     int pending = 0;
     OutputFiles files = null;
+    boolean byNode = false;
     boolean help = false;
     boolean version = false;
     List<String> warnings = new ArrayList<>();
@@ -297,6 +315,7 @@ record PmixRunOptions(
               handshake = Duration.ofSeconds(positive(a, value(args, ++i, a), 3600));
           case "--max-pending-handshakes" -> pending = positive(a, value(args, ++i, a), 1_000_000);
           case "--output-filename" -> files = outputFiles(value(args, ++i, a));
+          case "--map-by", "-map-by" -> byNode = mapByNode(value(args, ++i, a));
           // mpirun refuses more processes than slots, or to run as root, unless told: pmixrun
           // refuses neither, so a command line written for mpirun keeps working.
           case "--oversubscribe", "--allow-run-as-root" -> {}
@@ -368,7 +387,7 @@ record PmixRunOptions(
     }
     return new PmixRunOptions(
         List.copyOf(apps), timeout, report, tag, slurm, tools, dataserver, handshake, pending,
-        files, help, version,
+        files, byNode, help, version,
         List.copyOf(warnings));
   }
 
@@ -395,6 +414,18 @@ record PmixRunOptions(
     } else {
       env.put(name, v);
     }
+  }
+
+  /** Whether {@code --map-by} names {@code node}; a policy mpirun does not know is an error. */
+  private static boolean mapByNode(String v) throws UsageException {
+    String policy = v.split(":", 2)[0].toLowerCase(java.util.Locale.ROOT);
+    return switch (policy) {
+      case "node" -> true;
+      case "slot", "core", "hwthread", "socket", "package", "numa", "l1cache", "l2cache",
+          "l3cache" -> false;
+      default -> throw new UsageException("--map-by " + v + ": pmixrun maps by slot, core,"
+          + " hwthread, socket, package, numa, l1cache, l2cache, l3cache or node");
+    };
   }
 
   private static OutputFiles outputFiles(String v) throws UsageException {

@@ -15,8 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -86,6 +85,21 @@ class NestedIT {
     assertLayout(out, 3, 2);
   }
 
+  /**
+   * {@code pmixrun --map-by node}: the ranks dealt round robin over the 3 nodes (node 0 runs 0
+   * and 3, node 1 runs 1 and 4, node 2 runs 2 and 5), as every node's clients see it: local
+   * peers, local ranks, node ids and host names; the collecting fence and the gets of every
+   * rank's keys work across them.
+   */
+  @Test
+  void mapByNodeDealsTheRanksRoundRobinOverTheNodes() {
+    List<String> args = new ArrayList<>(List.of("--map-by", "node"));
+    args.addAll(List.of(pmixrun(2, clientCheck(COLLECT))));
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), args.toArray(new String[0]));
+    Map<Integer, List<String>> out = assertAllOk(p, 6, COLLECT.length);
+    assertLayout(out, List.of(List.of(0, 3), List.of(1, 4), List.of(2, 5)));
+  }
+
   @Test
   void cClientsUnderMpirunGetRemoteRanksByDirectModex() {
     PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, clientCheck(DIRECT)));
@@ -111,6 +125,23 @@ class NestedIT {
       assertTrue(lookup.contains("wait=1 ") && lookup.contains(" publisher=" + p.taggedJobId() + ":0"),
           lookup);
     }
+  }
+
+  /**
+   * Rank 0 publishes two keys, rank 5 (node 2) looks both up in one call: both come back, named
+   * by their inner publisher, though mpirun 4.1 answers a lookup of several keys with one item
+   * (docs/libpmix-facts.md §4): the node looks each key up on its own.
+   */
+  @Test
+  void aLookupOfSeveralKeysUnderMpirunFindsThemAll() {
+    Path exe =
+        CCompiler.compile(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/multi_lookup.c"));
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, List.of(exe.toString())));
+    assertEquals(0, p.exit(), p.describe());
+    List<String> last = p.taggedStdout().get(5);
+    assertEquals(List.of("LOOKUP-STATUS 0", "LOOKUP mk.a value-a 0", "LOOKUP mk.b value-b 0"),
+        last, p.describe());
   }
 
   @Test
@@ -306,6 +337,125 @@ class NestedIT {
     assertTrue(step(out.get(3), "abort").contains("role=aborter"), p.describe());
   }
 
+  /**
+   * Rank 3 (node 1) is SIGKILLed while every rank waits in a fence across the nodes: node 1's
+   * pmixrun tells the other nodes over their links, so the ranks of nodes 0 and 2 get
+   * PMIX_ERR_PROC_ABORTED from rank 3 and their fence returns instead of waiting, and the job ends
+   * with the dead rank's status (mpirun's convention: node 1 aborts the outer job with it).
+   */
+  @Test
+  void aRankDyingOnOneNodeIsReportedOnEveryNode() {
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, lost("die", 3)));
+    assertEquals(137, p.exit(), p.describe());
+    assertTrue(p.stderr().contains("failed: rank 3 exited first"), p.describe());
+    // Rank 3's node-mate: its node's part of the fence ended without rank 3.
+    assertTrue(p.taggedStdout().get(2).contains("FENCE 2 -52"), p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 3, "3");
+  }
+
+  /**
+   * Rank 3 SIGKILLs its node's pmixrun (node 1), then itself: mpirun tells the others nothing
+   * but SIGTERMs them later; the other nodes see node 1's link close, so their ranks get
+   * PMIX_ERR_PROC_ABORTED naming node 1's ranks 2 and 3 and their fence fails, and the job ends
+   * non-zero in bounded time.
+   */
+  @Test
+  void aNodeLostIsReportedOnTheOtherNodes() {
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, lost("node", 3)));
+    assertTrue(p.exit() != 0, p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 2, "2,3");
+  }
+
+  /**
+   * mpirun itself SIGKILLed while the inner processes run: each pmixrun loses its outer server
+   * (PMIX_ERR_LOST_CONNECTION on its client) and ends its processes and itself, rather than run
+   * on without the launcher the user knows.
+   */
+  @Test
+  void losingTheOuterLauncherEndsEveryNode() throws Exception {
+    List<ProcessHandle> all = new ArrayList<>();
+    long mpirunPid = -1;
+    try (PmixRunProcess p = PmixRunProcess.start(mpirun(3), Map.of(), "-n", "2", "--", "sleep", "300")) {
+      ProcessHandle mpirun = p.handle();
+      mpirunPid = mpirun.pid();
+      long deadline = System.nanoTime() + Timing.scaled(Duration.ofSeconds(60)).toNanos();
+      while (sleeps(mpirun).size() < 6) {
+        assertTrue(System.nanoTime() < deadline && mpirun.isAlive(), p.describe());
+        Thread.sleep(100); // polling the process table: there is nothing to wait on
+      }
+      all.addAll(mpirun.descendants().toList());
+      assertTrue(mpirun.destroyForcibly());
+      for (ProcessHandle h : all) {
+        h.onExit().get(Timing.scaled(Duration.ofSeconds(30)).toSeconds(), TimeUnit.SECONDS);
+      }
+    } finally {
+      all.forEach(ProcessHandle::destroyForcibly);
+      removeSessionDirectory(mpirunPid);
+    }
+  }
+
+  /** What the SIGKILLed mpirun left: its session directory, TMPDIR/ompi.HOST.UID/pid.PID. */
+  private static void removeSessionDirectory(long pid) throws java.io.IOException {
+    Path tmp = Path.of(System.getenv().getOrDefault("TMPDIR", "/tmp"));
+    try (java.util.stream.Stream<Path> sessions = Files.list(tmp)) {
+      for (Path s : sessions.filter(d -> d.getFileName().toString().startsWith("ompi.")).toList()) {
+        Path dir = s.resolve("pid." + pid);
+        if (Files.isDirectory(dir)) {
+          try (java.util.stream.Stream<Path> w = Files.walk(dir)) {
+            for (Path f : w.sorted(java.util.Comparator.reverseOrder()).toList()) {
+              Files.deleteIfExists(f);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  private static List<ProcessHandle> sleeps(ProcessHandle root) {
+    return root.descendants()
+        .filter(h -> h.info().command().map(c -> c.endsWith("/sleep")).orElse(false))
+        .toList();
+  }
+
+  /**
+   * The two losses above under srun (--kill-on-bad-exit): the same reports on the other nodes,
+   * and srun ends the step with the dead's status. (prterun 3.0.14 does as mpirun, seen by hand.)
+   */
+  @Test
+  @ExtendWith(SlurmExtension.class)
+  void lostRanksAndNodesUnderSrunAreReportedOnEveryNode(SingleNodeSlurm slurm) {
+    PmixRunProcess p =
+        PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, lost("die", 3)));
+    assertEquals(137, p.exit(), p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 3, "3");
+    p = PmixRunProcess.run(LIMIT, srun(3), slurm.environment(), pmixrun(2, lost("node", 3)));
+    assertTrue(p.exit() != 0, p.describe());
+    assertSurvivorsTold(p, List.of(0, 1, 4, 5), 2, "2,3");
+  }
+
+  private static List<String> lost(String how, int victim) {
+    Path exe =
+        CCompiler.compile(Path.of(System.getProperty("basedir", ".")).resolve("src/test/c/nested_lost.c"));
+    return List.of(exe.toString(), how, Integer.toString(victim));
+  }
+
+  /**
+   * Each of {@code survivors} saw its fence return (fail, or complete without the dead when they
+   * died before their node's part of it was done, as under mpirun and prterun) and got
+   * PMIX_ERR_PROC_ABORTED (-7) from {@code source}, naming {@code affected}.
+   */
+  private static void assertSurvivorsTold(
+      PmixRunProcess p, List<Integer> survivors, int source, String affected) {
+    Map<Integer, List<String>> out = p.taggedStdout();
+    for (int r : survivors) {
+      List<String> lines = out.getOrDefault(r, List.of());
+      String fence = lines.stream().filter(l -> l.startsWith("FENCE ")).findFirst().orElse("");
+      assertTrue(fence.startsWith("FENCE " + r + " "), "rank " + r + ": " + p.describe());
+      assertTrue(lines.contains("EVENT " + r + " -7 " + source + " " + affected),
+          "rank " + r + ": " + p.describe());
+    }
+  }
+
   @Test
   @ExtendWith(SlurmExtension.class)
   void cClientsUnderSrunCollectAndDirectModexAcrossNodes(SingleNodeSlurm slurm) {
@@ -356,21 +506,33 @@ class NestedIT {
    * node's ranks as its local peers, and the job's node count.
    */
   private static void assertLayout(Map<Integer, List<String>> out, int nodes, int perNode) {
-    Set<String> hosts = new TreeSet<>();
-    for (int r = 0; r < nodes * perNode; r++) {
-      String keys = step(out.get(r), "get-job-keys");
-      int node = r / perNode;
-      StringBuilder peers = new StringBuilder();
-      for (int i = 0; i < perNode; i++) {
-        peers.append(i == 0 ? "" : ",").append(node * perNode + i);
+    assertLayout(out, Nested.placement(java.util.Collections.nCopies(nodes, perNode), false));
+  }
+
+  /**
+   * Node i runs {@code ranksByNode.get(i)}: a distinct host name per node, the node's ranks as
+   * its local peers and each its local rank by position, the node id, and the job's node count.
+   */
+  private static void assertLayout(Map<Integer, List<String>> out, List<List<Integer>> ranksByNode) {
+    int nodes = ranksByNode.size();
+    Map<Integer, String> hosts = new java.util.TreeMap<>();
+    for (int node = 0; node < nodes; node++) {
+      List<Integer> ranks = ranksByNode.get(node);
+      for (int i = 0; i < ranks.size(); i++) {
+        int r = ranks.get(i);
+        String keys = step(out.get(r), "get-job-keys");
+        assertEquals(
+            ranks.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(",")),
+            group(LPEERS, keys), keys);
+        assertTrue(keys.contains("pmix.num.nodes@wild=UINT32:" + nodes + " "), keys);
+        assertTrue(keys.contains("pmix.nodeid@self=UINT32:" + node + " "), keys);
+        assertTrue(keys.contains("pmix.lrank@self=UINT16:" + i + " "), keys);
+        String host = group(HNAME, keys);
+        String before = hosts.putIfAbsent(node, host);
+        assertTrue(before == null || before.equals(host), keys);
       }
-      assertEquals(peers.toString(), group(LPEERS, keys), keys);
-      assertTrue(keys.contains("pmix.num.nodes@wild=UINT32:" + nodes + " "), keys);
-      assertTrue(keys.contains("pmix.nodeid@self=UINT32:" + node + " "), keys);
-      hosts.add(node + "=" + group(HNAME, keys));
     }
-    assertEquals(nodes, hosts.stream().map(h -> h.substring(h.indexOf('=') + 1)).distinct().count(),
-        hosts.toString());
+    assertEquals(nodes, hosts.values().stream().distinct().count(), hosts.toString());
   }
 
   private static String group(Pattern p, String s) {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class NestedLayoutTest {
   @Test
   void mpmdAppsAreRankedAppByAppThenNodeByNode() {
-    ClusterJob job = Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)));
+    ClusterJob job = Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)), false);
     assertEquals(List.of(0, 1, 6), job.ranksOn(0));
     assertEquals(List.of(2, 3, 7), job.ranksOn(1));
     assertEquals(List.of(4, 5, 8), job.ranksOn(2));
@@ -53,12 +53,12 @@ class NestedLayoutTest {
 
   @Test
   void oneAppIsNodeByNodeAndDifferentAppCountsAreRefused() {
-    ClusterJob job = Nested.layout("j@1", List.of(List.of(2), List.of(3)));
+    ClusterJob job = Nested.layout("j@1", List.of(List.of(2), List.of(3)), false);
     assertEquals(List.of(2, 3, 4), job.ranksOn(1));
     assertEquals(List.of(5), job.appSizes());
     PmixException e =
         assertThrows(
-            PmixException.class, () -> Nested.layout("j@1", List.of(List.of(2, 1), List.of(2))));
+            PmixException.class, () -> Nested.layout("j@1", List.of(List.of(2, 1), List.of(2)), false));
     assertEquals(Status.ERR_BAD_PARAM, e.status());
   }
 }

@@ -69,7 +69,8 @@ class PmixRunOptionsTest {
             new String[] {"-n", "2", "-x"},
             new String[] {"-n", "2", "--output-filename", "d:bogus", "prog"},
             new String[] {"-n", "40000", "a", ":", "-n", "40000", "b"},
-            new String[] {"--map-by", "core", "-n", "2", "prog"})) {
+            new String[] {"--bind-to", "core", "-n", "2", "prog"},
+            new String[] {"--map-by", "nowhere", "-n", "2", "prog"})) {
       assertThrows(PmixRunOptions.UsageException.class, () -> PmixRunOptions.parse(bad),
           () -> String.join(" ", bad));
     }
@@ -163,6 +164,29 @@ class PmixRunOptionsTest {
     assertEquals("1 process (rank 4)", PmixRun.processes(List.of(4)));
     assertEquals("32 processes (ranks 0-31)",
         PmixRun.processes(java.util.stream.IntStream.range(0, 32).boxed().toList()));
+  }
+
+  @Test
+  void mapByNodeOrConsecutive() throws Exception {
+    assertTrue(PmixRunOptions.parse("--map-by", "node", "-n", "2", "prog").mapByNode());
+    assertTrue(PmixRunOptions.parse("--map-by", "NODE:OVERSUBSCRIBE", "-n", "2", "prog")
+        .mapByNode());
+    assertFalse(PmixRunOptions.parse("--map-by", "core", "-n", "2", "prog").mapByNode());
+    assertFalse(PmixRunOptions.parse("--map-by", "slot", "-n", "2", "prog").mapByNode());
+    assertFalse(PmixRunOptions.parse("-n", "2", "prog").mapByNode());
+    assertThrows(
+        PmixRunOptions.UsageException.class,
+        () -> PmixRunOptions.parse("--map-by", "ppr:1:node", "-n", "2", "prog"));
+  }
+
+  @Test
+  void nestedPlacementConsecutiveOrRoundRobin() {
+    assertEquals(List.of(List.of(0, 1), List.of(2, 3, 4), List.of(5, 6)),
+        Nested.placement(List.of(2, 3, 2), false));
+    // mpirun's --map-by node: round robin, a full node skipped.
+    assertEquals(List.of(List.of(0, 3), List.of(1, 4, 6), List.of(2, 5)),
+        Nested.placement(List.of(2, 3, 2), true));
+    assertEquals(List.of(List.of(0, 2, 3), List.of(1)), Nested.placement(List.of(3, 1), true));
   }
 
   @Test

@@ -121,6 +121,11 @@ final class PmixRunProcess implements AutoCloseable {
     return this;
   }
 
+  /** The process started: the wrapper's first program, else pmixrun's JVM. */
+  ProcessHandle handle() {
+    return process.toHandle();
+  }
+
   int exit() {
     return exit;
   }

@@ -61,6 +61,9 @@ import java.util.function.IntFunction;
  *       INT32 timeout in seconds;
  *   <li>{@code 3} direct-modex reply: INT64 request id, STATUS, BYTE_OBJECT the target's KVAL
  *       units (docs/commands.md §7.2; empty on error).
+ *   <li>{@code 4} lost processes: INT32 sender node, INT32 the launcher status they ended the
+ *       job with, INT32 count, then that many INT32 ranks of the job (a nested pmixrun's
+ *       processes that died on the sender, {@link RemoteModex#announceLost}).
  * </ul>
  *
  * <p>Threading: one event loop (thread) per node owns every connection; the receiver is called on
@@ -72,7 +75,7 @@ final class Interconnect implements AutoCloseable {
   private static final int MAX_FRAME = 256 << 20;
 
   /** What travels between the hosts. */
-  sealed interface Message permits FenceData, DmodexRequest, DmodexReply {}
+  sealed interface Message permits FenceData, DmodexRequest, DmodexReply, Lost {}
 
   /** A node's contribution to collective {@code collective}. */
   @SuppressWarnings("ArrayRecordComponent") // internal and short-lived: the bytes are never mutated
@@ -80,6 +83,13 @@ final class Interconnect implements AutoCloseable {
 
   /** Node {@code from} asks for the remote data of {@code proc}, which lives on the receiver. */
   record DmodexRequest(long id, int from, Proc proc, int timeoutSeconds) implements Message {}
+
+  /** Node {@code from} lost {@code ranks}, which end the job with launcher status {@code status}. */
+  record Lost(int from, int status, List<Integer> ranks) implements Message {
+    Lost {
+      ranks = List.copyOf(ranks);
+    }
+  }
 
   /** The answer to request {@code id}. */
   @SuppressWarnings("ArrayRecordComponent") // internal and short-lived: the bytes are never mutated
@@ -256,6 +266,31 @@ final class Interconnect implements AutoCloseable {
     return f;
   }
 
+  /**
+   * Connects to node {@code node} now and runs {@code gone} (on the loop) when that connection
+   * cannot be made or closes while this node is open: the peer's process ended or cannot be
+   * reached. Later sends to the node use the same connection.
+   */
+  void watch(int node, Runnable gone) {
+    requireNonNull(gone, "gone");
+    try {
+      loop.execute(
+          () -> {
+            if (closed) {
+              return;
+            }
+            ChannelFuture c = outbound.computeIfAbsent(node, this::connect);
+            c.channel().closeFuture().addListener(x -> {
+              if (!closed) {
+                gone.run();
+              }
+            });
+          });
+    } catch (RejectedExecutionException e) {
+      // Closed: nothing to watch any more.
+    }
+  }
+
   private PmixException unreachable(int node, Throwable cause) {
     return new PmixException(
         Status.ERR_UNREACH, "node " + self + " cannot reach node " + node, cause);
@@ -293,6 +328,7 @@ final class Interconnect implements AutoCloseable {
   private static final int FENCE = 1;
   private static final int DMODEX_REQUEST = 2;
   private static final int DMODEX_REPLY = 3;
+  private static final int LOST = 4;
 
   /** Writes a message's body (the length prepender frames it). */
   private static final class Encoder extends MessageToByteEncoder<Message> {
@@ -319,6 +355,14 @@ final class Interconnect implements AutoCloseable {
         w.pack(Value.of(r.id()));
         w.packStatus(r.status());
         w.pack(Value.of(r.data()));
+      } else if (m instanceof Lost l) {
+        w.packByteEnum(DataType.BYTE, LOST);
+        w.packInt32(l.from());
+        w.packInt32(l.status());
+        w.packInt32(l.ranks().size());
+        for (int r : l.ranks()) {
+          w.packInt32(r);
+        }
       }
     }
   }
@@ -356,6 +400,19 @@ final class Interconnect implements AutoCloseable {
           r.unpackOne(DataType.INT64).asLong(),
           r.unpackStatus(),
           r.unpackOne(DataType.BYTE_OBJECT).asBytes());
+      case LOST -> {
+        int from = r.unpackInt32();
+        int status = r.unpackInt32();
+        int n = r.unpackInt32();
+        if (n < 0 || n > body.readableBytes()) {
+          throw new PmixException(Status.ERR_BAD_PARAM, "lost processes: bad count " + n);
+        }
+        List<Integer> ranks = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+          ranks.add(r.unpackInt32());
+        }
+        yield new Lost(from, status, ranks);
+      }
       default -> throw new PmixException(
           Status.ERR_BAD_PARAM, "unknown interconnect message " + type);
     };

@@ -41,6 +41,16 @@ public final class RemoteModex implements AutoCloseable {
   private final Interconnect link;
   private final Map<Integer, InetSocketAddress> peers = new ConcurrentHashMap<>();
   private volatile boolean attached;
+  private volatile @Nullable LossListener losses;
+
+  /** Told of the processes and nodes of the job that are lost; called on the link's thread. */
+  public interface LossListener {
+    /** Node {@code node} says its processes {@code ranks} died, ending the job with {@code status}. */
+    void ranksLost(int node, int status, List<Integer> ranks);
+
+    /** Node {@code node}'s endpoint went away, or could not be reached, before this one closed. */
+    void nodeLost(int node);
+  }
 
   private RemoteModex(ClusterHost host, Interconnect link) {
     this.host = host;
@@ -64,7 +74,16 @@ public final class RemoteModex implements AutoCloseable {
         Interconnect.start(
             self,
             name,
-            host::receive,
+            m -> {
+              if (m instanceof Interconnect.Lost l) {
+                LossListener w = requireNonNull(made[0]).losses;
+                if (w != null) {
+                  w.ranksLost(l.from(), l.status(), l.ranks());
+                }
+              } else {
+                host.receive(m);
+              }
+            },
             node -> requireNonNull(made[0]).peers.get(node),
             bind);
     made[0] = new RemoteModex(host, link);
@@ -88,6 +107,29 @@ public final class RemoteModex implements AutoCloseable {
   public void attach(PMIxServer server) {
     host.attach(link, server);
     attached = true;
+  }
+
+  /**
+   * Watches every peer told so far ({@link #peer}): connects to each now, and tells {@code l}
+   * when one's endpoint goes away (its process ended) and what the peers announce with {@link
+   * #announceLost}. Once, after {@link #peer}.
+   */
+  public void watch(LossListener l) {
+    losses = requireNonNull(l, "l");
+    for (int node : peers.keySet()) {
+      link.watch(node, () -> l.nodeLost(node));
+    }
+  }
+
+  /**
+   * Tells every peer that this node's processes {@code ranks} died, ending the job with launcher
+   * status {@code status}. Best effort: a peer that cannot be reached is not waited for.
+   */
+  public void announceLost(int status, List<Integer> ranks) {
+    Interconnect.Lost m = new Interconnect.Lost(host.node(), status, ranks);
+    for (int node : peers.keySet()) {
+      var unused = link.send(node, m);
+    }
   }
 
   /**
