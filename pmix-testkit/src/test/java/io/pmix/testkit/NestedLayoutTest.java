@@ -13,11 +13,12 @@ import io.pmix.testkit.cluster.ClusterJob;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The inner job's layout of a nested MPMD job ({@link Nested#layout}). */
+/** The inner job's layout of a nested (MPMD) job ({@link Nested#layout}). */
 class NestedLayoutTest {
   @Test
   void mpmdAppsAreRankedAppByAppThenNodeByNode() {
-    ClusterJob job = Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)), false);
+    ClusterJob job =
+        Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)), false);
     assertEquals(List.of(0, 1, 6), job.ranksOn(0));
     assertEquals(List.of(2, 3, 7), job.ranksOn(1));
     assertEquals(List.of(4, 5, 8), job.ranksOn(2));
@@ -58,7 +59,20 @@ class NestedLayoutTest {
     assertEquals(List.of(5), job.appSizes());
     PmixException e =
         assertThrows(
-            PmixException.class, () -> Nested.layout("j@1", List.of(List.of(2, 1), List.of(2)), false));
+            PmixException.class,
+            () -> Nested.layout("j@1", List.of(List.of(2, 1), List.of(2)), false));
     assertEquals(Status.ERR_BAD_PARAM, e.status());
+  }
+
+  @Test
+  void mapByNodeDealsEachAppRoundRobinAppByApp() {
+    // --map-by node with two apps, as PRRTE maps each app in turn: app 0 round robin over the
+    // three nodes, then app 1 from rank 6 on.
+    ClusterJob job =
+        Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)), true);
+    assertEquals(List.of(0, 3, 6), job.ranksOn(0));
+    assertEquals(List.of(1, 4, 7), job.ranksOn(1));
+    assertEquals(List.of(2, 5, 8), job.ranksOn(2));
+    assertEquals(List.of(6, 3), job.appSizes());
   }
 }
