@@ -3,6 +3,9 @@ package io.pmix.server.internal;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
 import io.pmix.common.DataArray;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -11,7 +14,6 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
-import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -64,9 +66,6 @@ public final class JobData {
    * read job data off the progress thread.
    */
   private final Map<WireFormat, byte[]> packedBodies = new ConcurrentHashMap<>();
-
-  /** {@link #arraysBody} per format, packed at the first dstore client's REQ. */
-  private final Map<WireFormat, byte[]> packedArrays = new ConcurrentHashMap<>();
 
   /** The job size. */
   final int nprocs;
@@ -411,7 +410,34 @@ public final class JobData {
     return out;
   }
 
-  private void packBody(PmixWriter w) {
+  /**
+   * Appends the REQ reply body after the namespace string: every value as its own KVAL unit, the
+   * per-rank blobs packed in the peer's own format (as the C server packs them). The body is
+   * packed once per wire format and the same bytes are appended to every later reply: a job's
+   * clients all ask for it at init, and packing it per connection cost O(N) per client (the REQ
+   * path was the largest share of the progress thread's samples at 256 procs). A change to the
+   * job data builds a new {@code JobData}, so the packed bytes can never be stale. Private: replies
+   * carry it as {@link #replyBody} inside their message record.
+   */
+  private void writeReplyBody(PmixWriter w, ByteBufAllocator alloc) {
+    if (noData) {
+      return;
+    }
+    byte[] packed = packedBodies.get(w.format());
+    if (packed == null) {
+      ByteBuf b = alloc.buffer();
+      try {
+        packBody(new PmixWriter(b, w.format()), alloc);
+        packed = ByteBufUtil.getBytes(b);
+      } finally {
+        b.release();
+      }
+      packedBodies.put(w.format(), packed);
+    }
+    w.packRaw(packed);
+  }
+
+  private void packBody(PmixWriter w, ByteBufAllocator alloc) {
     for (Value.KVal kv : jobLevelKvals()) {
       w.pack(kv);
     }
@@ -419,13 +445,17 @@ public final class JobData {
       w.pack(kv);
     }
     for (Map.Entry<Integer, List<Value.KVal>> e : perRank.entrySet()) {
-      WireBuffer blob = WireBuffer.allocate();
-      PmixWriter bw = new PmixWriter(blob, w.format());
-      bw.packRank(e.getKey());
-      for (Value.KVal kv : e.getValue()) {
-        bw.pack(kv);
+      ByteBuf blob = alloc.buffer();
+      try {
+        PmixWriter bw = new PmixWriter(blob, w.format());
+        bw.packRank(e.getKey());
+        for (Value.KVal kv : e.getValue()) {
+          bw.pack(kv);
+        }
+        w.pack(new Value.KVal(Keys.PROC_BLOB.name(), Value.of(ByteBufUtil.getBytes(blob))));
+      } finally {
+        blob.release();
       }
-      w.pack(new Value.KVal(Keys.PROC_BLOB.name(), Value.of(blob.toByteArray())));
     }
   }
 
@@ -442,40 +472,28 @@ public final class JobData {
     }
   }
 
-  /**
-   * What {@link #writeArrays} appends, in {@code format}: a dstore client's REQ reply body, packed
-   * once per format (every client of the namespace gets the same bytes).
-   */
+  /** What {@link #writeArrays} appends, in {@code format}: a dstore client's REQ reply body. */
   public byte[] arraysBody(WireFormat format) {
-    return packedArrays.computeIfAbsent(
-        format,
-        f -> {
-          WireBuffer b = WireBuffer.allocate();
-          writeArrays(new PmixWriter(b, f));
-          return b.toByteArray();
-        });
+    ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
+    try {
+      writeArrays(new PmixWriter(b, format));
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
   }
 
   /**
-   * The REQ reply body in {@code format}, after the namespace string: every value as its own KVAL
-   * unit, the per-rank blobs packed in the peer's own format (as the C server packs them); the
-   * job data of a {@link io.pmix.common.internal.message.ReqReply}, a connect reply's blob or a
-   * spawn reply. Packed once per wire format, the same bytes for every later reply: a job's
-   * clients all ask for it at init, and packing it per connection cost O(N) per client (the REQ
-   * path was the largest share of the progress thread's samples at 256 procs). A change to the
-   * job data builds a new {@code JobData}, so the packed bytes can never be stale. Arrays, not
-   * ByteBufs: a fresh server runs this interpreted.
+   * The REQ reply body (what {@link #writeReplyBody} appends) in {@code format}: the job data of a
+   * {@link io.pmix.common.internal.message.ReqReply}, a connect reply's blob or a spawn reply.
    */
   public byte[] replyBody(WireFormat format) {
-    if (noData) {
-      return new byte[0];
+    ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
+    try {
+      writeReplyBody(new PmixWriter(b, format), ByteBufAllocator.DEFAULT);
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
     }
-    return packedBodies.computeIfAbsent(
-        format,
-        f -> {
-          WireBuffer b = WireBuffer.allocate();
-          packBody(new PmixWriter(b, f));
-          return b.toByteArray();
-        });
   }
 }

@@ -1,9 +1,11 @@
 package io.pmix.server.internal;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.pmix.common.Keys;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
-import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.message.ReqReply;
 import io.pmix.server.internal.gds.SharedStores;
@@ -57,8 +59,12 @@ final class JobInfoResponder {
   }
 
   private static byte[] kval(Value.KVal kv, WireFormat format) {
-    WireBuffer b = WireBuffer.allocate(64);
-    new PmixWriter(b, format).pack(kv);
-    return b.toByteArray();
+    ByteBuf b = Unpooled.buffer();
+    try {
+      new PmixWriter(b, format).pack(kv);
+      return ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
   }
 }
