@@ -160,10 +160,15 @@ class PmixRunLikeMpirunIT {
     assertEquals(0, v.exit(), v::describe);
     assertTrue(v.stdout().matches("(?s)pmixrun \\(pmix-java\\) \\d+\\.\\d+\\.\\d+\\S*\n.*"),
         v::describe);
-    PmixRunProcess u = PmixRunProcess.run(LIMIT, "--map-by", "core", "-n", "2", "true");
+    PmixRunProcess u = PmixRunProcess.run(LIMIT, "--bind-to", "core", "-n", "2", "true");
     assertEquals(2, u.exit(), u::describe);
-    assertTrue(u.stderr().contains("pmixrun: unknown option --map-by"), u::describe);
+    assertTrue(u.stderr().contains("pmixrun: unknown option --bind-to"), u::describe);
     assertEquals("", u.stdout(), u::describe);
+    // --map-by is known now (it places ranks of a nested job); a policy it does not know is not.
+    PmixRunProcess b = PmixRunProcess.run(LIMIT, "--map-by", "ppr:2:socket", "-n", "2", "true");
+    assertEquals(2, b.exit(), b::describe);
+    assertTrue(b.stderr().contains("pmixrun: --map-by ppr:2:socket: pmixrun maps by"), b::describe);
+    assertEquals("", b.stdout(), b::describe);
     PmixRunProcess m = PmixRunProcess.run(LIMIT, "-n", "1", "true", ":", "true");
     assertEquals(2, m.exit(), m::describe);
     assertTrue(m.stderr().contains("-n N is required for app 1 (true)"), m::describe);
