@@ -56,7 +56,10 @@ def main():
         cflags = subprocess.check_output(["pkg-config", "--cflags", "--libs", "pmix"], text=True).split()
         subprocess.check_call(["gcc", "-O2", "-o", exe,
                                os.path.join(root, "pmix-testkit/src/main/c/pmix_client_check.c")] + cflags)
-        bench = [exe, "--bench", "--bench-iters", str(a.iters)]
+        # The cycle measure's re-init barrier is a file: one every rank of every node sees (each
+        # nested node has a tmpdir of its own, the default barrier directory).
+        bench = [exe, "--bench", "--bench-iters", str(a.iters),
+                 "--barrier-dir", tmp, "--barrier-id", "bench-nested"]
         mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe"]
         direct = mpirun + ["-n", str(n)] + bench
         nested = mpirun + ["-n", str(a.nodes), os.path.join(root, "bin/pmixrun"),
