@@ -18,11 +18,7 @@ class NestedLayoutTest {
   @Test
   void mpmdAppsAreRankedAppByAppThenNodeByNode() {
     ClusterJob job =
-        Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)), false);
-    assertEquals(List.of(0, 1, 6), job.ranksOn(0));
-    assertEquals(List.of(2, 3, 7), job.ranksOn(1));
-    assertEquals(List.of(4, 5, 8), job.ranksOn(2));
-    assertEquals(List.of(6, 3), job.appSizes());
+        threeNodesOfTwoApps(false, List.of(0, 1, 6), List.of(2, 3, 7), List.of(4, 5, 8));
     List<Info> info = job.jobInfo(List.of("a", "b", "c"));
     assertEquals(
         2,
@@ -68,11 +64,21 @@ class NestedLayoutTest {
   void mapByNodeDealsEachAppRoundRobinAppByApp() {
     // --map-by node with two apps, as PRRTE maps each app in turn: app 0 round robin over the
     // three nodes, then app 1 from rank 6 on.
+    var unused = threeNodesOfTwoApps(true, List.of(0, 3, 6), List.of(1, 4, 7), List.of(2, 5, 8));
+  }
+
+  /**
+   * The layout of 3 nodes each running 2 processes of app 0 and 1 of app 1 ({@code byNode} as
+   * {@code --map-by node}), checked to put {@code ranksOnNode} on the nodes, in node order.
+   */
+  @SafeVarargs
+  private static ClusterJob threeNodesOfTwoApps(boolean byNode, List<Integer>... ranksOnNode) {
     ClusterJob job =
-        Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)), true);
-    assertEquals(List.of(0, 3, 6), job.ranksOn(0));
-    assertEquals(List.of(1, 4, 7), job.ranksOn(1));
-    assertEquals(List.of(2, 5, 8), job.ranksOn(2));
+        Nested.layout("j@1", List.of(List.of(2, 1), List.of(2, 1), List.of(2, 1)), byNode);
+    for (int n = 0; n < ranksOnNode.length; n++) {
+      assertEquals(ranksOnNode[n], job.ranksOn(n), "node " + n);
+    }
     assertEquals(List.of(6, 3), job.appSizes());
+    return job;
   }
 }
