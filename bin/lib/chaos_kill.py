@@ -160,13 +160,13 @@ def judge(a, server, d, rc, hung, wall, phase, victims, killed, state):
     nsurv_err = sum(1 for o in survivors.values() if o != "completed")
     counters = "-"
     if server == "java":
-        counters = check_counters(state, out, victims, killed, problems)
+        counters = check_counters(state, out, killed, survivors, problems)
     return dict(server=server, rc=rc, wall=wall, outcome=outcome, killed=killed,
                 survivors=survivors, named=named, counters=counters, problems=problems,
                 nsurv_err=nsurv_err, dir=d)
 
 
-def check_counters(state, out, victims, killed, problems):
+def check_counters(state, out, killed, survivors, problems):
     if not os.path.exists(state):
         problems.append("no state report")
         return "none"
@@ -176,6 +176,7 @@ def check_counters(state, out, victims, killed, problems):
         problems.append("state report has no beforeDeregister snapshot")
         return "none"
     peers = [p for p in b["peers"] if p["role"] == "client"]
+    ranks = {p["rank"] for p in peers}
     fin = {p["rank"] for p in peers if p["state"] == "tombstone"}
     lost = {p["rank"] for p in peers if p["state"] == "lost"}
     other = [p for p in peers if p["state"] not in ("tombstone", "lost")]
@@ -183,12 +184,13 @@ def check_counters(state, out, victims, killed, problems):
     # what the ranks' own output shows: connected = init OK; finalized = finalize OK
     inited = {r for r, t in out.items() if "STEP init OK" in t}
     finalized = {r for r, t in out.items() if "STEP finalize OK" in t}
-    # a victim killed inside PMIx_Init or PMIx_Finalize may have got there without printing it
+    # A rank SIGKILLed inside PMIx_Init or PMIx_Finalize (a victim, or a survivor the launcher
+    # ended because a victim died) may have got there on the server's side without printing it.
     unsure = {v for v, k in killed.items() if k in ("(before init)", "get-peers")}
-    exp_peers_lo, exp_peers_hi = len(inited), len(inited | (unsure & set(victims)))
+    unsure |= {r for r, o in survivors.items() if o in ("ended-by-launcher", "hung")}
     ok = True
-    if not exp_peers_lo <= len(peers) <= exp_peers_hi + len(unsure):
-        problems.append(f"peers {len(peers)} but {len(inited)} ranks printed init OK")
+    if len(peers) != len(ranks) or not inited <= ranks or not ranks - inited <= unsure:
+        problems.append(f"peers {sorted(ranks)} but ranks {sorted(inited)} printed init OK")
         ok = False
     if not finalized <= fin or not fin - finalized <= unsure:
         problems.append(f"finalized peers {sorted(fin)} != ranks that finalized {sorted(finalized)}")
@@ -196,7 +198,7 @@ def check_counters(state, out, victims, killed, problems):
     if ns.get("nfinalized") != len(fin):
         problems.append(f"nfinalized {ns.get('nfinalized')} != tombstones {len(fin)}")
         ok = False
-    if not lost <= set(killed) | (inited - finalized):
+    if not lost <= set(killed) | (inited - finalized) | unsure:
         problems.append(f"lost {sorted(lost)} includes ranks that finalized")
         ok = False
     if other:

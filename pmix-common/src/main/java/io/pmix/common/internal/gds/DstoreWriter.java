@@ -10,6 +10,7 @@ import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import java.io.IOException;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -56,6 +57,8 @@ public final class DstoreWriter implements AutoCloseable {
   private static final long DEFAULT_DATA_SIZE = 4L << 20;
 
   /** ds21's lock segment: mutexes one cache line apart. */
+  private static final System.Logger LOG = LazyLogger.of(DstoreWriter.class);
+
   private static final long MUTEX_ALIGN = 64;
 
   /** The rank a meta entry stores for WILDCARD. */
@@ -603,13 +606,13 @@ public final class DstoreWriter implements AutoCloseable {
       }
       for (Ns ns : namespaces.values()) {
         for (int i = 0; i < ns.mutexes.length; i += 2) {
-          WriterNatives.lockMutex(ns.mutexes[i], deadline, ns.signalWhat);
+          tookOver(WriterNatives.lockMutex(ns.mutexes[i], deadline, ns.signalWhat), ns, i);
           held.add(ns.mutexes[i]);
         }
       }
       for (Ns ns : namespaces.values()) {
         for (int i = 1; i < ns.mutexes.length; i += 2) {
-          WriterNatives.lockMutex(ns.mutexes[i], deadline, ns.mainWhat);
+          tookOver(WriterNatives.lockMutex(ns.mutexes[i], deadline, ns.mainWhat), ns, i);
           held.add(ns.mutexes[i]);
         }
       }
@@ -617,6 +620,15 @@ public final class DstoreWriter implements AutoCloseable {
     } catch (RuntimeException e) {
       unlock(held);
       throw e;
+    }
+  }
+
+  private static void tookOver(boolean ownerDied, Ns ns, int mutex) {
+    if (ownerDied) {
+      LOG.log(
+          System.Logger.Level.INFO,
+          "ds21: the reader of {0} slot {1} died inside a read; its lock is taken over",
+          ns.name, mutex / 2);
     }
   }
 

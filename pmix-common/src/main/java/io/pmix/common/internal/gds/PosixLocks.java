@@ -35,6 +35,8 @@ final class PosixLocks {
 
     int pthread_mutex_unlock(Pointer mutex);
 
+    int pthread_mutex_consistent(Pointer mutex);
+
     int pthread_rwlock_timedrdlock(Pointer rwlock, Pointer abstime);
 
     int pthread_rwlock_unlock(Pointer rwlock);
@@ -70,9 +72,19 @@ final class PosixLocks {
     return base.share(offset);
   }
 
-  /** Locks the mutex at {@code mutex}, waiting until {@code deadline} at most. */
+  /**
+   * Locks the mutex at {@code mutex}, waiting until {@code deadline} at most. A robust mutex
+   * (our server makes them so) whose owner died holding it is taken over: made consistent and
+   * held, since the writer or reader that held it left nothing half done that a reader depends on
+   * (the writer's records are published by their final header store).
+   */
   static void lockMutex(Pointer mutex, Instant deadline, String what) {
-    check(libc().pthread_mutex_timedlock(mutex, timespec(deadline)), what);
+    LibC c = libc();
+    int rc = c.pthread_mutex_timedlock(mutex, timespec(deadline));
+    if (rc == WriterNatives.EOWNERDEAD) {
+      rc = c.pthread_mutex_consistent(mutex);
+    }
+    check(rc, what);
   }
 
   /** Unlocks the mutex at {@code mutex}. */

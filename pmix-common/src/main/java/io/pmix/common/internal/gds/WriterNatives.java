@@ -13,11 +13,20 @@ import java.time.Instant;
  * rwlocks in a lock segment and taking them for writing. JNA's direct mapping (the writer takes
  * every reader's mutex pair for each write, so the per-call cost matters); loaded on first use.
  * Only timed forms take a lock: a reader that died holding one fails the write with {@code
- * PMIX_ERR_TIMEOUT} instead of hanging the server. Stateless and thread-safe.
+ * PMIX_ERR_TIMEOUT} instead of hanging the server. The mutexes are made robust, so that a reader
+ * SIGKILLed inside its read (libpmix takes its mutex pair with plain {@code pthread_mutex_lock})
+ * hands its mutex to the writer at once instead of blocking every later write until the timeout:
+ * readers only read, so what the dead one was doing needs no repair. Stateless and thread-safe.
  */
 final class WriterNatives {
   /** {@code PTHREAD_PROCESS_SHARED}. */
   private static final int PROCESS_SHARED = 1;
+
+  /** {@code PTHREAD_MUTEX_ROBUST}. */
+  private static final int ROBUST = 1;
+
+  /** {@code EOWNERDEAD} on Linux: granted, but its previous owner died holding it. */
+  static final int EOWNERDEAD = 130;
 
   /** Registers the natives once, when first needed. */
   private static final class Holder {
@@ -32,7 +41,11 @@ final class WriterNatives {
 
     static native int pthread_mutexattr_setpshared(Pointer attr, int pshared);
 
+    static native int pthread_mutexattr_setrobust(Pointer attr, int robust);
+
     static native int pthread_mutex_init(Pointer mutex, Pointer attr);
+
+    static native int pthread_mutex_consistent(Pointer mutex);
 
     static native int pthread_mutex_timedlock(Pointer mutex, Pointer abstime);
 
@@ -67,13 +80,17 @@ final class WriterNatives {
     }
   }
 
-  /** Initialises a process-shared mutex at {@code mutex} (zeroed memory of a mapped segment). */
+  /**
+   * Initialises a process-shared, robust mutex at {@code mutex} (zeroed memory of a mapped
+   * segment).
+   */
   static void initMutex(Pointer mutex) {
     loaded();
     Memory attr = new Memory(64);
     attr.clear();
     check(Holder.pthread_mutexattr_init(attr), "pthread_mutexattr_init");
     check(Holder.pthread_mutexattr_setpshared(attr, PROCESS_SHARED), "pthread_mutexattr_setpshared");
+    check(Holder.pthread_mutexattr_setrobust(attr, ROBUST), "pthread_mutexattr_setrobust");
     check(Holder.pthread_mutex_init(mutex, attr), "pthread_mutex_init");
   }
 
@@ -88,9 +105,19 @@ final class WriterNatives {
     check(Holder.pthread_rwlock_init(rwlock, attr), "pthread_rwlock_init");
   }
 
-  /** Locks the mutex at {@code mutex}, waiting until {@code deadline} at most. */
-  static void lockMutex(Pointer mutex, Pointer deadline, String what) {
-    check(Holder.pthread_mutex_timedlock(mutex, deadline), what);
+  /**
+   * Locks the mutex at {@code mutex}, waiting until {@code deadline} at most.
+   *
+   * @return whether its previous owner had died holding it (it is made consistent and held now)
+   */
+  static boolean lockMutex(Pointer mutex, Pointer deadline, String what) {
+    int rc = Holder.pthread_mutex_timedlock(mutex, deadline);
+    if (rc == EOWNERDEAD) {
+      check(Holder.pthread_mutex_consistent(mutex), what + " (consistent)");
+      return true;
+    }
+    check(rc, what);
+    return false;
   }
 
   /** Unlocks the mutex at {@code mutex}. */
