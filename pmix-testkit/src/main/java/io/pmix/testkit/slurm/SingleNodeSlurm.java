@@ -25,8 +25,9 @@ import java.util.concurrent.TimeUnit;
  * own (libpmix 4.2.2 inside slurmstepd).
  *
  * <p>Everything it makes lives in one directory given at {@link #start}: the munge key and
- * socket, {@code slurm.conf}, spool and state directories, logs and pid files. Nothing under
- * {@code /etc}, {@code /run} or {@code /var} is touched, and the daemons listen on ports picked
+ * socket, {@code slurm.conf}, spool and state directories, logs and pid files, and Slurm's tmp
+ * ({@code TmpFS}, where its PMIx plugin keeps each step's client directory). Nothing under
+ * {@code /etc}, {@code /run}, {@code /var} or {@code /tmp} is touched, and the daemons listen on ports picked
  * when it starts, so it does not disturb a Slurm the machine already runs. Commands reach it
  * through {@code SLURM_CONF} ({@link #environment()}, {@link #command}). {@link #close()} stops
  * the three daemons and waits until they are gone.
@@ -139,6 +140,15 @@ public final class SingleNodeSlurm implements AutoCloseable {
       Files.createDirectories(dir.resolve(sub));
     }
     stopStale();
+    // Slurm's tmp (TmpFS): its PMIx plugin makes spmix_appdir_<uid>_<job>.<step> there per step
+    // and leaves it behind when a step's processes are killed. Job ids start at 1 again with each
+    // fresh slurmctld, so a leftover of an earlier instance made a later step of the same id fail
+    // to launch ("File exists"). Ours, emptied at every start and close: nothing in /tmp.
+    Path tmp = dir.resolve("tmp");
+    deleteTree(tmp);
+    Files.createDirectories(tmp);
+    // Slurm (root) makes and hands over each step directory: others only pass through.
+    Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
     // munged checks its directories: the socket's must be searchable by all (users' sruns reach
     // it), the key private to root.
     Path munge = dir.resolve("munge");
@@ -201,6 +211,7 @@ public final class SingleNodeSlurm implements AutoCloseable {
         "SlurmctldPidFile=" + dir.resolve("run/slurmctld.pid"),
         "SlurmdPidFile=" + dir.resolve("run/slurmd.pid"),
         "SlurmdSpoolDir=" + dir.resolve("spool/d"),
+        "TmpFS=" + dir.resolve("tmp"),
         "StateSaveLocation=" + dir.resolve("spool/ctld"),
         "SlurmctldLogFile=" + dir.resolve("log/slurmctld.log"),
         "SlurmdLogFile=" + dir.resolve("log/slurmd.log"),
@@ -282,6 +293,23 @@ public final class SingleNodeSlurm implements AutoCloseable {
       stop(daemons.get(i));
     }
     daemons.clear();
+    try {
+      deleteTree(dir.resolve("tmp"));
+    } catch (IOException e) {
+      LOG.log(System.Logger.Level.WARNING, "cannot empty " + dir.resolve("tmp"), e);
+    }
+  }
+
+  /** Removes {@code p} and everything under it, if it exists. */
+  private static void deleteTree(Path p) throws IOException {
+    if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> w = Files.walk(p)) {
+      for (Path f : w.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(f);
+      }
+    }
   }
 
   private static void stop(Daemon d) {
