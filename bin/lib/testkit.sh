@@ -9,7 +9,12 @@
 # PATH); testkit_setup ME is pmix_setup ME pmix-testkit, also setting testkit_cp.
 # MVN_FLAGS adds Maven flags for that build (e.g. MVN_FLAGS=-o when offline).
 
-testkit_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# Every pmixrun pays this file's start-up: no process is started here unless needed (each fork
+# and exec costs ~7 ms on a small VM; the first version spent ~250 ms of a job's fixed cost here).
+_pmix_here="${BASH_SOURCE[0]%/*}"
+[ "$_pmix_here" = "${BASH_SOURCE[0]}" ] && _pmix_here=.
+testkit_root="$(cd "$_pmix_here/../.." && pwd)"
+unset _pmix_here
 testkit_target="$testkit_root/pmix-testkit/target"
 
 # The distribution's lib/, or empty in the repository.
@@ -31,8 +36,10 @@ _pmix_find() {
     esac
   done
   [ -n "$pmix_jar" ] && [ -f "$target/classpath.txt" ] || return 1
+  pmix_module_cp=""
+  IFS= read -r pmix_module_cp < "$target/classpath.txt" || [ -n "$pmix_module_cp" ] || true
   local IFS=:
-  for entry in $(cat "$target/classpath.txt"); do
+  for entry in $pmix_module_cp; do
     [ -e "$entry" ] || return 1
   done
   return 0
@@ -59,7 +66,7 @@ pmix_setup() {
       return 2
     fi
   fi
-  pmix_cp="$pmix_jar:$(cat "$testkit_root/$module/target/classpath.txt")"
+  pmix_cp="$pmix_jar:$pmix_module_cp"
   return 0
 }
 
@@ -93,31 +100,45 @@ testkit_snapshot() {
 # pmixrun_cds CP: sets cds_flags to the JVM options that make pmixrun's JVM start from a
 # class-data sharing archive of the classes a job loads (JDK 17's dynamic AppCDS; measured on a
 # 2-core machine: a job's fixed cost 0.32 -> 0.17 s, a C client's PMIx_Init at -n 8 60 -> 35 ms,
-# docs/architecture.md "Start-up of pmixrun"). The archive is made once per java and class path
-# (both in its name's hash: a rebuilt jar or another JDK makes a new one) by a training job of
-# two Java demo clients, the first time pmixrun runs, in pmix-testkit/target/cds/ (repository) or
-# the distribution's cds/, else ${XDG_CACHE_HOME:-~/.cache}/pmix-java/cds when that is not
-# writable. A failed training is remembered (no retry for that key); an archive the JVM cannot
-# use is ignored silently. PMIXRUN_CDS=0 turns it off. Empty cds_flags: no archive.
+# docs/architecture.md "Start-up of pmixrun"). The archive is made by a training job of two Java
+# demo clients, the first time pmixrun runs, in pmix-testkit/target/cds/ (repository) or the
+# distribution's cds/, else ${XDG_CACHE_HOME:-~/.cache}/pmix-java/cds when that is not writable.
+# One archive per class path (its name hashes CP: bench-server's copy has its own), made again when
+# the java binary or an entry of CP is newer than it (a rebuilt jar, an updated JDK; the JVM also
+# ignores, silently, an archive whose jars or JVM differ). A failed training is remembered until
+# one of them changes. PMIXRUN_CDS=0 turns it off. Empty cds_flags: no archive.
+# Cost per run: one cksum process; the freshness checks are shell built-ins.
 pmixrun_cds() {
-  local cp="$1" dir key archive e f
+  local cp="$1" dir key archive e f java_bin stale
   cds_flags=""
   [ "${PMIXRUN_CDS:-1}" = 0 ] && return 0
   if [ -n "$pmix_dist_lib" ]; then dir="$pmix_dist_lib/../cds"; else dir="$testkit_target/cds"; fi
-  if ! { mkdir -p "$dir" 2> /dev/null && [ -w "$dir" ]; }; then
+  if ! { { [ -d "$dir" ] || mkdir -p "$dir" 2> /dev/null; } && [ -w "$dir" ]; }; then
     dir="${XDG_CACHE_HOME:-${HOME:-/nonexistent}/.cache}/pmix-java/cds"
-    mkdir -p "$dir" 2> /dev/null && [ -w "$dir" ] || return 0
+    { [ -d "$dir" ] || mkdir -p "$dir" 2> /dev/null; } && [ -w "$dir" ] || return 0
   fi
-  key=$({
-    readlink -f "$(command -v "$java_cmd")"
-    local IFS=:
+  java_bin="$(command -v "$java_cmd" || true)"
+  key=$(printf '%s\n%s\n' "$java_bin" "$cp" | cksum)
+  key="${key%% *}"
+  archive="$dir/pmixrun-$key.jsa"
+  # The newest of what the archive depends on, against the archive (or the failure marker).
+  _pmix_stale() {
+    local IFS=: e f
+    [ -n "$java_bin" ] && [ "$java_bin" -nt "$1" ] && return 0
     for e in $cp; do
       # shellcheck disable=SC2086 # a distribution's lib/* is expanded here on purpose
-      for f in $e; do stat -c '%n %s %Y' "$f" 2> /dev/null || echo "$f"; done
+      for f in $e; do [ "$f" -nt "$1" ] && return 0; done
     done
-  } | sha256sum | cut -c1-16)
-  archive="$dir/pmixrun-$key.jsa"
-  if [ ! -s "$archive" ] && [ ! -e "$archive.failed" ]; then
+    return 1
+  }
+  stale=0
+  if [ -s "$archive" ]; then
+    _pmix_stale "$archive" && stale=1
+  elif [ ! -e "$archive.failed" ] || _pmix_stale "$archive.failed"; then
+    stale=1
+  fi
+  if [ "$stale" = 1 ]; then
+    rm -f "$archive.failed"
     [ -t 2 ] && echo "pmixrun: making a class-data sharing archive for faster starts (once per build)" >&2
     # A job of its own, outside any PMIx environment this pmixrun was started in.
     if env $(compgen -e | grep '^PMIX_' | sed 's/^/-u /') \
@@ -128,10 +149,10 @@ pmixrun_cds() {
         "$java_cmd" -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp "$cp" \
         io.pmix.testkit.demo.JavaDemoClient \
         > /dev/null 2>&1 && [ -s "$archive.$$" ]; then
-      # Archives of other keys stay: another class path (bench-server's copy) may still use one.
+      # A JVM still mapping the old archive keeps its mapping.
       mv -f "$archive.$$" "$archive"
     else
-      rm -f "$archive.$$"
+      rm -f "$archive.$$" "$archive"
       : > "$archive.failed"
       [ -t 2 ] && echo "pmixrun: the archive could not be made; starting without it" >&2
     fi

@@ -100,24 +100,8 @@ public final class PmixRun {
     for (String w : o.warnings()) {
       err.println("pmixrun: warning: " + w);
     }
-    boolean slurm;
-    if (o.slurmEnv() != null) {
-      slurm = o.slurmEnv();
-    } else {
-      String mpi = null;
-      for (PmixRunOptions.AppLine a : o.apps()) {
-        if (linkedAgainstMpi(a.command().get(0))) {
-          mpi = a.command().get(0);
-          break;
-        }
-      }
-      slurm = mpi != null;
-      if (slurm) {
-        err.println("pmixrun: " + mpi + " is linked against libmpi: exporting"
-            + " SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST so that Open MPI treats its ranks as"
-            + " direct-launched (--no-slurm-env turns this off)");
-      }
-    }
+    // ldd runs in its own process while this JVM starts the server (tens of ms a program).
+    CompletableFuture<Boolean> slurmDecision = slurmEnv(o, err);
 
     long pid = ProcessHandle.current().pid();
     Path tmpdir;
@@ -127,11 +111,7 @@ public final class PmixRun {
     try {
       Files.createDirectories(base);
       removeStaleRuns(base);
-      tmpdir =
-          Files.createTempDirectory(
-              base,
-              "pmixrun-" + pid + "-",
-              PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+      tmpdir = newRunDirectory(base, pid);
     } catch (IOException e) {
       err.println(
           "pmixrun: cannot create a temporary directory in "
@@ -288,6 +268,7 @@ public final class PmixRun {
           };
       Messages spawnedReporter = new Messages(err, o.timeout(), endAll);
       Map<String, String> exports = o.exports();
+      boolean slurm = slurmDecision.join();
       boolean slurmEnv = slurm;
       SingleNodeHost.Spawner spawner =
           (requester, apps, jobInfo) -> {
@@ -650,6 +631,58 @@ public final class PmixRun {
    * Whether {@code command} names an ELF executable that {@code ldd} shows linked against libmpi
    * (an MPI program). Looks the name up on the PATH as exec would.
    */
+  /**
+   * Whether the job gets Slurm's variables ({@code --slurm-env}, else whether an app is linked
+   * against libmpi), decided on a thread of its own: ldd is a process.
+   */
+  private static CompletableFuture<Boolean> slurmEnv(PmixRunOptions o, PrintStream err) {
+    if (o.slurmEnv() != null) {
+      return CompletableFuture.completedFuture(o.slurmEnv());
+    }
+    CompletableFuture<Boolean> f = new CompletableFuture<>();
+    Thread t =
+        new Thread(
+            () -> {
+              String mpi = null;
+              for (PmixRunOptions.AppLine a : o.apps()) {
+                if (linkedAgainstMpi(a.command().get(0))) {
+                  mpi = a.command().get(0);
+                  break;
+                }
+              }
+              if (mpi != null) {
+                err.println("pmixrun: " + mpi + " is linked against libmpi: exporting"
+                    + " SLURM_JOBID, SLURM_STEP_ID and SLURM_NODELIST so that Open MPI treats its"
+                    + " ranks as direct-launched (--no-slurm-env turns this off)");
+              }
+              f.complete(mpi != null);
+            },
+            "pmixrun-ldd");
+    t.setDaemon(true);
+    t.start();
+    return f;
+  }
+
+  /**
+   * {@code BASE/pmixrun-<pid>-<n>}, made here (mode 0755), the first n free. Not {@code
+   * Files.createTempDirectory}: its random names initialize SecureRandom and the security
+   * providers, ~20 ms of every job's start; the pid already makes the name ours, and a directory
+   * left by a dead pmixrun of a reused pid is skipped.
+   */
+  private static Path newRunDirectory(Path base, long pid) throws IOException {
+    for (int n = 0; ; n++) {
+      Path p = base.resolve("pmixrun-" + pid + "-" + n);
+      try {
+        return Files.createDirectory(
+            p, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
+      } catch (java.nio.file.FileAlreadyExistsException e) {
+        if (n >= 1000) {
+          throw e;
+        }
+      }
+    }
+  }
+
   static boolean linkedAgainstMpi(String command) {
     Path exe = resolve(command);
     if (exe == null) {

@@ -82,7 +82,9 @@ class PeerToolsIT {
     ProcessBuilder pb =
         new ProcessBuilder(Peers.mendedProgram("prrte-3.0.14", "prterun").toString(),
             "--allow-run-as-root", "-n", "1", "sh", "-c",
-            "while [ ! -e " + refStop + " ]; do sleep 0.1; done")
+            // Ends with its directory too: a prterun that segfaulted leaves it an orphan, and the
+            // stop file may be gone (the test's tmp removed) before its next look.
+            "while [ ! -e " + refStop + " ] && [ -d " + ref + " ]; do sleep 0.1; done")
             .redirectErrorStream(true)
             .redirectOutput(ref.resolve("prterun.out").toFile());
     pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("PRTE_"));
@@ -90,8 +92,10 @@ class PeerToolsIT {
     pb.environment().put("LD_LIBRARY_PATH", Peers.ompiLibraryPath());
     pb.environment().put("PRTE_PREFIX", Peers.dir().resolve("prrte-3.0.14").toString());
     Process prterun = pb.start();
+    List<ProcessHandle> job = List.of();
     try {
       awaitRendezvous(ref, prterun.pid());
+      job = prterun.descendants().toList(); // while they are still its descendants
       ToolRun r = runTool(ref, libs, "simptool", simptool.toString());
       if (version.equals("v5.0.11")) {
         // An unrecognised key ends PRRTE's query: NOT_SUPPORTED for the whole of it.
@@ -110,6 +114,7 @@ class PeerToolsIT {
           Files.readString(ref.resolve("prterun.out"), UTF_8));
     } finally {
       prterun.descendants().forEach(ProcessHandle::destroyForcibly);
+      job.forEach(ProcessHandle::destroyForcibly);
       prterun.destroyForcibly();
     }
   }

@@ -60,8 +60,12 @@ public final class Rendezvous implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(Rendezvous.class.getName());
 
   private static final Splitter WORDS = Splitter.on(CharMatcher.whitespace()).omitEmptyStrings();
-  private static final DateTimeFormatter CTIME =
-      DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US);
+
+  /** Made when a rendezvous file is first written: java.time's formatting costs a cold start. */
+  private static final class Ctime {
+    static final DateTimeFormatter FORMAT =
+        DateTimeFormatter.ofPattern("EEE MMM ppd HH:mm:ss yyyy", Locale.US);
+  }
   private static final Set<PosixFilePermission> FILE_MODE =
       PosixFilePermissions.fromString("rw-------");
   private static final Set<PosixFilePermission> CREATED_DIR_MODE =
@@ -105,7 +109,7 @@ public final class Rendezvous implements AutoCloseable {
             + ":"
             + Integer.toUnsignedString(egid)
             + "\n"
-            + CTIME.format(ZonedDateTime.now(ZoneId.systemDefault()))
+            + Ctime.FORMAT.format(ZonedDateTime.now(ZoneId.systemDefault()))
             + "\n\n";
     String host = options.hostname();
     try {
@@ -297,6 +301,9 @@ public final class Rendezvous implements AutoCloseable {
     int[] ids = {-1, -1};
     try {
       for (String line : Files.readAllLines(Path.of("/proc/self/status"), US_ASCII)) {
+        if (!line.startsWith("Uid:") && !line.startsWith("Gid:")) {
+          continue;
+        }
         List<String> f = WORDS.splitToList(line);
         if (f.size() > 2 && f.get(0).equals("Uid:")) {
           ids[0] = Integer.parseUnsignedInt(f.get(2));
