@@ -52,6 +52,12 @@ import org.jspecify.annotations.Nullable;
  * steps), then start with {@code -XX:SharedArchiveFile=app.jsa}: the single rank's first init
  * then took 33-38 ms.
  *
+ * <p>On JDK 22 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
+ * JNA is in): the shared-memory reader loads JNA, whose {@code System.load} is a restricted
+ * method, and without the option the JVM prints four warning lines on stderr at the first init.
+ * Nothing else of this library warns there: on JDK 22 and later its store mappings are unmapped
+ * through {@code java.lang.foreign.Arena}, not {@code sun.misc.Unsafe}.
+ *
  * <h2>Threads and futures</h2>
  *
  * Every operation has a blocking form and a non-blocking {@code ...Async} form returning a {@link

@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.io.IOException;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -49,9 +48,9 @@ final class DirectorySegments implements SegmentSource {
             Status.ERR_NOT_SUPPORTED, "segment " + p + " of " + size + " bytes is too large");
       }
       // The mapping outlives the channel: closing the descriptor does not unmap.
-      MappedByteBuffer m =
-          ch.map(writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY, 0, size);
-      return new Segment(fileName, m);
+      return Segment.map(
+          fileName, ch, writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY,
+          size);
     } catch (NoSuchFileException e) {
       throw new PmixException(Status.ERR_NOT_AVAILABLE, "no gds segment " + p, e);
     } catch (IOException e) {

@@ -12,7 +12,6 @@ import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.LazyLogger;
 import java.io.IOException;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -655,9 +654,14 @@ public final class DstoreWriter implements AutoCloseable {
       // Zeroed to its full size, as libpmix's ftruncate; the mapping outlives the channel.
       ch.truncate(0);
       ch.write(java.nio.ByteBuffer.allocate(1), size - 1);
-      MappedByteBuffer m = ch.map(FileChannel.MapMode.READ_WRITE, 0, size);
-      chown(p, owner);
-      return new Segment(name, m);
+      Segment m = Segment.map(name, ch, FileChannel.MapMode.READ_WRITE, size);
+      try {
+        chown(p, owner);
+      } catch (RuntimeException e) {
+        m.close();
+        throw e;
+      }
+      return m;
     } catch (PmixException e) {
       deleteQuietly(p);
       throw e;

@@ -7,10 +7,12 @@ import io.pmix.common.Status;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,11 +27,62 @@ import org.jspecify.annotations.Nullable;
  */
 final class Segment implements AutoCloseable {
   /**
-   * {@code sun.misc.Unsafe.invokeCleaner}, the JDK's one way to unmap a {@link MappedByteBuffer}
-   * before it is garbage collected (Java 17 has no public API for it); {@code null} if the JDK
-   * does not offer it, and then mappings go with the garbage collector.
+   * How a mapping is made and unmapped before garbage collection. From Java 22 on: the file
+   * mapped into a shared {@code java.lang.foreign.Arena}, closed to unmap (reached through method
+   * handles, since this code is compiled for 17; not a restricted method, so no warning). Before
+   * 22: {@code FileChannel.map} and {@code sun.misc.Unsafe.invokeCleaner}, the one way Java 17
+   * has; JDK 24 and later warn at its first use ("terminally deprecated"), which a rank on JDK 25
+   * printed on its stderr, hence the arena there.
    */
-  private static final @Nullable MethodHandle INVOKE_CLEANER = findInvokeCleaner();
+  private static final class Mapping {
+    static final @Nullable MethodHandle OF_SHARED;
+    static final @Nullable MethodHandle MAP;
+    static final @Nullable MethodHandle AS_BYTE_BUFFER;
+    static final @Nullable MethodHandle CLOSE;
+
+    static {
+      MethodHandle ofShared = null;
+      MethodHandle map = null;
+      MethodHandle asByteBuffer = null;
+      MethodHandle close = null;
+      if (Runtime.version().feature() >= 22) {
+        try {
+          MethodHandles.Lookup l = MethodHandles.publicLookup();
+          Class<?> arena = Class.forName("java.lang.foreign.Arena");
+          Class<?> memorySegment = Class.forName("java.lang.foreign.MemorySegment");
+          ofShared = l.findStatic(arena, "ofShared", MethodType.methodType(arena));
+          map =
+              l.findVirtual(
+                  FileChannel.class,
+                  "map",
+                  MethodType.methodType(
+                      memorySegment, FileChannel.MapMode.class, long.class, long.class, arena));
+          asByteBuffer =
+              l.findVirtual(memorySegment, "asByteBuffer", MethodType.methodType(ByteBuffer.class));
+          close = l.findVirtual(arena, "close", MethodType.methodType(void.class));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+          ofShared = null;
+        }
+      }
+      OF_SHARED = ofShared;
+      MAP = map;
+      AS_BYTE_BUFFER = asByteBuffer;
+      CLOSE = close;
+    }
+
+    private Mapping() {}
+  }
+
+  /**
+   * {@code sun.misc.Unsafe.invokeCleaner}, for JDKs without arenas; found on first use (never on a
+   * JDK that maps into arenas); {@code null} if the JDK does not offer it, and then mappings go
+   * with the garbage collector.
+   */
+  private static final class Cleaner {
+    static final @Nullable MethodHandle INVOKE_CLEANER = findInvokeCleaner();
+
+    private Cleaner() {}
+  }
 
   private static @Nullable MethodHandle findInvokeCleaner() {
     try {
@@ -45,9 +98,50 @@ final class Segment implements AutoCloseable {
     }
   }
 
+  /**
+   * Maps {@code size} bytes of {@code ch} from its start (the mapping outlives the channel) as
+   * the segment {@code name}, to be unmapped by {@link #close}.
+   *
+   * @throws IOException if the mapping fails
+   */
+  static Segment map(String name, FileChannel ch, FileChannel.MapMode mode, long size)
+      throws IOException {
+    MethodHandle ofShared = Mapping.OF_SHARED;
+    if (ofShared != null) {
+      Object arena;
+      try {
+        arena = ofShared.invoke();
+      } catch (Throwable e) {
+        throw new IOException("cannot make an arena: " + e, e);
+      }
+      try {
+        Object segment = requireNonNull(Mapping.MAP).invoke(ch, mode, 0L, size, arena);
+        ByteBuffer b = (ByteBuffer) requireNonNull(Mapping.AS_BYTE_BUFFER).invoke(segment);
+        return new Segment(name, b, arena);
+      } catch (IOException | RuntimeException | Error e) {
+        closeArena(arena);
+        throw e;
+      } catch (Throwable e) {
+        closeArena(arena);
+        throw new IOException("cannot map: " + e, e);
+      }
+    }
+    return new Segment(name, ch.map(mode, 0, size), null);
+  }
+
+  private static void closeArena(Object arena) {
+    try {
+      requireNonNull(Mapping.CLOSE).invoke(arena);
+    } catch (Throwable e) {
+      // Not unmapped now (a thread still in it): the arena's owner is gone, the GC unmaps.
+    }
+  }
+
   private final String name;
   private final ByteBuffer original;
   private final ByteBuffer bytes;
+  /** The {@code Arena} of its mapping ({@link #map} on Java 22 and later), else null. */
+  private final @Nullable Object arena;
   private boolean closed;
 
   /**
@@ -56,10 +150,15 @@ final class Segment implements AutoCloseable {
    * @param name what messages call it (the file name)
    */
   Segment(String name, ByteBuffer bytes) {
+    this(name, bytes, null);
+  }
+
+  private Segment(String name, ByteBuffer bytes, @Nullable Object arena) {
     requireNonNull(bytes, "bytes");
     this.name = requireNonNull(name, "name");
     this.bytes = bytes.duplicate().order(ByteOrder.nativeOrder());
     this.original = bytes;
+    this.arena = arena;
   }
 
   /** The file name. */
@@ -157,8 +256,15 @@ final class Segment implements AutoCloseable {
       return;
     }
     closed = true;
-    MethodHandle cleaner = INVOKE_CLEANER;
-    if (original instanceof MappedByteBuffer && cleaner != null) {
+    if (arena != null) {
+      closeArena(arena);
+      return;
+    }
+    if (!(original instanceof MappedByteBuffer)) {
+      return;
+    }
+    MethodHandle cleaner = Cleaner.INVOKE_CLEANER;
+    if (cleaner != null) {
       // Unmaps now; without it the mapping lives until the buffer is garbage collected.
       try {
         cleaner.invokeExact(original);

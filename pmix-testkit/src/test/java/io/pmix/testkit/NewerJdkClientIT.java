@@ -1,0 +1,88 @@
+package io.pmix.testkit;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The library is built for Java 17 and must stay quiet on the newest JDKs: Java ranks on a JDK 22
+ * or later (the newest one in {@code /usr/lib/jvm}; these machines have a JDK 25) under {@code
+ * bin/pmixrun}, whose server offers ds21, so the ranks map and unmap the shared-memory store. With
+ * {@code --enable-native-access=ALL-UNNAMED} (what PMIx's javadoc tells applications to pass: JNA
+ * calls {@code System.load}, a restricted method) a rank prints no JVM warning at all; without it,
+ * only JNA's. Before, pmix-common itself unmapped through {@code sun.misc.Unsafe.invokeCleaner},
+ * and JDK 24+ printed "terminally deprecated" warnings naming our class in every rank's stderr.
+ * Fails rather than skips under CI when no such JDK is found.
+ */
+@Timeout(120)
+class NewerJdkClientIT {
+  private static final Pattern VERSION = Pattern.compile("(?m)^JAVA_VERSION=\"(\\d+)");
+
+  @Test
+  void javaRanksOnANewJdkPrintNoWarningOfOurs() throws IOException {
+    Path java = newestJdk(22).resolve("bin/java");
+    PmixRunProcess quiet =
+        PmixRunProcess.run(Duration.ofSeconds(90), "-n", "2", "--timeout", "60", "--",
+            java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
+            System.getProperty("java.class.path"), JavaClientMain.class.getName());
+    assertEquals(0, quiet.exit(), quiet::describe);
+    assertEquals(List.of(), warnings(quiet), quiet.describe());
+
+    PmixRunProcess plain =
+        PmixRunProcess.run(Duration.ofSeconds(90), "-n", "2", "--timeout", "60", "--",
+            java.toString(), "-cp", System.getProperty("java.class.path"),
+            JavaClientMain.class.getName());
+    assertEquals(0, plain.exit(), plain::describe);
+    List<String> ours =
+        warnings(plain).stream().filter(w -> w.contains("io.pmix") || w.contains("Unsafe")).toList();
+    assertEquals(List.of(), ours, plain.describe());
+  }
+
+  private static List<String> warnings(PmixRunProcess p) {
+    return (p.stdout() + "\n" + p.stderr()).lines().filter(l -> l.contains("WARNING")).toList();
+  }
+
+  /** The JDK of the highest feature version >= {@code min} in /usr/lib/jvm. */
+  private static Path newestJdk(int min) throws IOException {
+    Optional<Path> best = Optional.empty();
+    Path root = Path.of("/usr/lib/jvm");
+    if (Files.isDirectory(root)) {
+      try (Stream<Path> s = Files.list(root)) {
+        best =
+            s.filter(d -> version(d) >= min && Files.isExecutable(d.resolve("bin/java")))
+                .max(Comparator.comparingInt(NewerJdkClientIT::version));
+      }
+    }
+    if (best.isEmpty()) {
+      String why = "no JDK " + min + " or later in " + root;
+      if (PmixTestExtension.interopRequired()) {
+        fail(why);
+      }
+      Assumptions.abort(why);
+    }
+    return best.get();
+  }
+
+  private static int version(Path jdk) {
+    try {
+      Matcher m = VERSION.matcher(Files.readString(jdk.resolve("release"), UTF_8));
+      return m.find() ? Integer.parseInt(m.group(1)) : -1;
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+}
