@@ -97,6 +97,21 @@ testkit_snapshot() {
   return 0
 }
 
+# pmixrun_jvm_flags: sets pmixrun_flags to the JVM options of pmixrun's own JVM (bin/pmixrun and
+# the benchmarks that run its command line): the serial collector and C1 only (a launcher's job is
+# short; measured in docs/architecture.md "Start-up of pmixrun"), and one compiler thread: on a
+# 2-core machine the second one took the CPU that the server and the starting processes needed
+# (-n 8 of C clients: fences 2.6-2.9 -> 2.2-2.3 ms, the slowest PMIx_Init lower too; no loss over
+# 300 fences). Left out when PMIXRUN_JAVA_OPTS sets the compilers itself (with full tiered
+# compilation the JVM refuses to start with fewer than 2).
+pmixrun_jvm_flags() {
+  pmixrun_flags="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto"
+  case " ${PMIXRUN_JAVA_OPTS:-} " in
+    *Tiered* | *CICompilerCount* | *' -Xint '* | *' -Xcomp '*) ;;
+    *) pmixrun_flags="$pmixrun_flags -XX:CICompilerCount=1" ;;
+  esac
+}
+
 # pmixrun_cds CP: sets cds_flags to the JVM options that make pmixrun's JVM start from a
 # class-data sharing archive of the classes a job loads (JDK 17's dynamic AppCDS; measured on a
 # 2-core machine: a job's fixed cost 0.32 -> 0.17 s, a C client's PMIx_Init at -n 8 60 -> 35 ms,
