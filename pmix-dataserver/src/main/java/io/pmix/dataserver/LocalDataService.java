@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.dataserver.internal.StoreRehearsal;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
@@ -54,6 +55,12 @@ public final class LocalDataService implements DataService {
             });
     executor.setRemoveOnCancelPolicy(true);
     executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    // The store's code runs once now, on this thread and a store of its own, so that the first
+    // client's publish does not pay its first execution (StoreRehearsal).
+    executor.execute(
+        () -> {
+          boolean unused = StoreRehearsal.run(options);
+        });
   }
 
   /** A service over a new store with these options. */

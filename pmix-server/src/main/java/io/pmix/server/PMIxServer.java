@@ -34,7 +34,7 @@ import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NettyDefaults;
-import io.pmix.server.internal.HandshakeRehearsal;
+import io.pmix.server.internal.ClientRehearsal;
 import io.pmix.server.internal.PeerHandler;
 import io.pmix.server.internal.PendingHandshakes;
 import io.pmix.server.internal.Rendezvous;
@@ -248,10 +248,10 @@ public final class PMIxServer implements AutoCloseable {
     listener = ch;
     uri = u;
     state = State.RUNNING;
-    // The first client's handshake path, run once now, while the host starts its processes.
+    // A client's first exchanges, run once now, while the host starts its processes.
     el.execute(
         () -> {
-          boolean unused = HandshakeRehearsal.run(options);
+          boolean unused = ClientRehearsal.run(options);
         });
     LOG.log(Level.DEBUG, "PMIx server listening at {0} ({1})", uri, epoll ? "epoll" : "nio");
     return this;

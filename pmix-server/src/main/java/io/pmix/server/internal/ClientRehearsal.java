@@ -1,0 +1,173 @@
+package io.pmix.server.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.pmix.common.DataType;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Scope;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
+import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.CommitRequest;
+import io.pmix.common.internal.message.FenceNbRequest;
+import io.pmix.common.internal.message.FinalizeRequest;
+import io.pmix.common.internal.message.GetNbReply;
+import io.pmix.common.internal.message.GetNbRequest;
+import io.pmix.common.internal.message.LookupNbReply;
+import io.pmix.common.internal.message.LookupNbRequest;
+import io.pmix.common.internal.message.Message;
+import io.pmix.common.internal.message.PublishNbRequest;
+import io.pmix.common.internal.message.ReqReply;
+import io.pmix.common.internal.message.ReqRequest;
+import io.pmix.common.internal.message.Request;
+import io.pmix.common.internal.message.Requests;
+import io.pmix.common.internal.message.StatusReply;
+import io.pmix.common.internal.message.UnpublishNbRequest;
+import io.pmix.common.internal.wire.ClientReply;
+import io.pmix.common.internal.wire.Command;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectRequestCodec;
+import io.pmix.common.internal.wire.ConnectRequestDecoder;
+import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.Frame;
+import io.pmix.common.internal.wire.FrameBudget;
+import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameEncoder;
+import io.pmix.common.internal.wire.NativeCredential;
+import io.pmix.server.ServerOptions;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.List;
+
+/**
+ * Runs a client's usual exchanges once, at server start, through the server's own codecs and on
+ * nothing any connection shares: a connect request through the handshake and frame decoders of a
+ * pipeline and the admission's credential and codec checks; then the requests of a typical
+ * client (REQ, commit, fence, get, publish, lookup, unpublish, finalize), each framed by the frame
+ * encoder, taken apart by the frame decoder and decoded as the dispatcher decodes them; and the
+ * connect reply and the replies of those requests encoded as {@code Replies} encodes them.
+ *
+ * <p>Why: a fresh JVM runs that code for the first time when the first client connects, and then
+ * initializes and links every class and call site on the way, in the interpreter (measured at
+ * {@code -n 8}: the first client's handshake and REQ reply took ~25 ms of server time, the next
+ * ones ~2 ms; a first publish ~1 ms in its decoding alone). Done while the host still starts its
+ * processes, that first time no longer falls inside a client's call (docs/architecture.md,
+ * "Start-up of pmixrun"). What the handlers do with a request is not rehearsed: it changes the
+ * server's state.
+ */
+public final class ClientRehearsal {
+  private static final Logger LOG = System.getLogger(ClientRehearsal.class.getName());
+  /** The namespace the rehearsal's requests name; no server registers it. */
+  static final String NSPACE = "pmix-java.rehearsal";
+  /** The tag of a libpmix client's first request after the handshake (its REQ). */
+  private static final int FIRST_TAG = 101;
+
+  private ClientRehearsal() {}
+
+  /**
+   * Rehearses once. Never throws: a failure only loses the head start (logged at DEBUG).
+   *
+   * @return whether every step ran (a test's check that the rehearsal still follows the codecs)
+   */
+  public static boolean run(ServerOptions options) {
+    EmbeddedChannel ch =
+        new EmbeddedChannel(
+            new ConnectRequestDecoder(),
+            new FrameDecoder(options.maxMessageSize(), FrameBudget.UNLIMITED),
+            FrameEncoder.INSTANCE);
+    try {
+      ConnectRequest req =
+          ConnectRequest.builder()
+              .security(NativeCredential.MODULE, new NativeCredential(0, 0).toBytes())
+              .kind(ConnectorKind.SIMPLE_CLIENT)
+              .procId(NSPACE, 0)
+              .bfropsModule("v41")
+              .bufferType(ConnectRequest.BUFFER_NON_DESC)
+              .gdsModule("ds21")
+              .build();
+      ch.writeInbound(ConnectRequestCodec.encode(ch.alloc(), req));
+      ConnectRequest got = ch.readInbound();
+      var unusedCredential = Admission.credential(got, options);
+      WireFormat format = Admission.format(got);
+      ByteBuf accepted = ch.alloc().buffer(ClientReply.LENGTH);
+      ClientReply.accepted(0).encode(accepted);
+      accepted.release();
+
+      Proc me = Proc.of(NSPACE, 0);
+      String key = NSPACE + ".key";
+      Value value = Value.of("value");
+      List<Request> requests =
+          List.of(
+              ReqRequest.INSTANCE,
+              new CommitRequest(
+                  List.of(
+                      new CommitRequest.Section(
+                          Scope.GLOBAL.code(), List.of(new Value.KVal(key, value))))),
+              new FenceNbRequest(
+                  List.of(Proc.wildcard(NSPACE)),
+                  List.of(Info.of(Keys.COLLECT_DATA, Value.of(true)))),
+              new GetNbRequest(Proc.of(NSPACE, 1), List.of(), key),
+              new PublishNbRequest(0, List.of(Info.of(key, value))),
+              new LookupNbRequest(0, List.of(key), List.of()),
+              new UnpublishNbRequest(0, List.of(key), List.of()),
+              new FinalizeRequest());
+      int tag = FIRST_TAG;
+      for (Request r : requests) {
+        Request decoded = roundTrip(ch, format, tag++, r);
+        if (decoded.command() != r.command()) {
+          throw new IllegalStateException(r.command() + " decoded as " + decoded.command());
+        }
+      }
+      encode(format, new ReqReply(NSPACE, new byte[0]), ch);
+      encode(format, new StatusReply(Status.SUCCESS), ch);
+      encode(format, new GetNbReply(Status.SUCCESS, List.of(new byte[16])), ch);
+      encode(
+          format,
+          new LookupNbReply(Status.SUCCESS, List.of(new Value.PData(me, key, value))),
+          ch);
+      return true;
+    } catch (Admission.Refused | RuntimeException e) {
+      LOG.log(Level.DEBUG, "the client rehearsal failed", e);
+      return false;
+    } finally {
+      ch.finishAndReleaseAll();
+    }
+  }
+
+  /** {@code r} as a client frames it, and back as {@code ServerCore.dispatch} decodes it. */
+  private static Request roundTrip(EmbeddedChannel ch, WireFormat format, int tag, Request r) {
+    WireBuffer w = WireBuffer.allocate(128);
+    r.encode(new PmixWriter(w, format));
+    ByteBuf payload = ch.alloc().buffer(w.writerIndex());
+    payload.writeBytes(w.nioBuffer(0, w.writerIndex()));
+    ch.writeOutbound(new Frame(0, tag, payload));
+    for (Object wire = ch.readOutbound(); wire != null; wire = ch.readOutbound()) {
+      ch.writeInbound(wire);
+    }
+    Frame frame = ch.readInbound();
+    try {
+      byte[] bytes = new byte[frame.payload().readableBytes()];
+      frame.payload().readBytes(bytes);
+      PmixReader reader = new PmixReader(WireBuffer.wrap(bytes), format);
+      Command cmd = Command.fromCode(reader.unpackByteEnum(DataType.COMMAND)).orElseThrow();
+      return Requests.decodeFields(cmd, reader, true);
+    } finally {
+      frame.release();
+    }
+  }
+
+  /** A reply encoded as {@code Replies.frame} encodes it, into a buffer then dropped. */
+  private static void encode(WireFormat format, Message reply, EmbeddedChannel ch) {
+    WireBuffer w = WireBuffer.allocate(256);
+    w.writeZero(FrameDecoder.HEADER_LENGTH);
+    reply.encode(new PmixWriter(w, format));
+    ByteBuf out = ch.alloc().directBuffer(w.writerIndex());
+    out.writeBytes(w.nioBuffer(0, w.writerIndex()));
+    out.release();
+  }
+}
