@@ -2,6 +2,7 @@ package io.pmix.server.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.pmix.common.DataArray;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
@@ -123,7 +124,12 @@ public final class ClientRehearsal {
           throw new IllegalStateException(r.command() + " decoded as " + decoded.command());
         }
       }
-      encode(format, new ReqReply(NSPACE, new byte[0]), ch);
+      // The REQ reply's body: a one-process job's data in the arrays a ds21 client is sent and
+      // in the whole blob a hash client is sent (its own namespace's bytes differ; the packing
+      // code is the same).
+      JobData job = JobData.build(jobInfo(), 1, List.of(0), "localhost", "4.2.2");
+      encode(format, new ReqReply(NSPACE, job.arraysBody(format)), ch);
+      encode(format, new ReqReply(NSPACE, job.replyBody(format)), ch);
       encode(format, new StatusReply(Status.SUCCESS), ch);
       encode(format, new GetNbReply(Status.SUCCESS, List.of(new byte[16])), ch);
       encode(
@@ -137,6 +143,21 @@ public final class ClientRehearsal {
     } finally {
       ch.finishAndReleaseAll();
     }
+  }
+
+  /** A launcher's job data of one process on one node, in the shapes launchers register. */
+  private static List<Info> jobInfo() {
+    return List.of(
+        Info.of(Keys.JOB_SIZE, Value.uint32(1)),
+        Info.of(Keys.UNIV_SIZE, Value.uint32(1)),
+        Info.of(Keys.NODE_MAP.name(), "localhost"),
+        Info.of(Keys.PROC_MAP.name(), "0"),
+        Info.of(Keys.APP_INFO_ARRAY, DataArray.ofInfos(List.of(
+            Info.of(Keys.APPNUM, Value.uint32(0)),
+            Info.of(Keys.APP_SIZE, Value.uint32(1))))),
+        Info.of(Keys.NODE_INFO_ARRAY, DataArray.ofInfos(List.of(
+            Info.of(Keys.HOSTNAME.name(), "localhost"),
+            Info.of(Keys.NODEID, Value.uint32(0))))));
   }
 
   /** {@code r} as a client frames it, and back as {@code ServerCore.dispatch} decodes it. */

@@ -34,11 +34,20 @@ public final class SocketOwner {
   private final boolean sockDiag;
 
   /**
-   * Loads what a lookup needs (the native binding of netlink sock_diag) ahead of the first one.
-   * Blocking; call it on the lookup thread.
+   * Loads what a lookup needs (the native binding of netlink sock_diag) and makes one lookup of a
+   * socket that does not exist, ahead of the first real one: a fresh JVM's first native call
+   * through the binding takes milliseconds, which a connecting client would wait. Blocking; call
+   * it on the lookup thread.
    */
   public static void prepare() {
-    boolean unused = SockDiag.available();
+    if (SockDiag.available()) {
+      InetSocketAddress none = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+      try {
+        OptionalInt unused = SockDiag.ownerUid(none, none, SOCK_DIAG_WAIT);
+      } catch (IllegalStateException | IllegalArgumentException e) {
+        LOG.log(Level.DEBUG, "the rehearsed sock_diag lookup failed: {0}", e.getMessage());
+      }
+    }
   }
 
   /** Netlink sock_diag where available, else the tables under {@code /proc/net}. */
