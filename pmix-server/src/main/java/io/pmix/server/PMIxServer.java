@@ -220,6 +220,9 @@ public final class PMIxServer implements AutoCloseable {
       throw new PmixException(Status.ERR_INIT, "cannot open the listener: " + e.getMessage(), e);
     }
     InetSocketAddress bound = (InetSocketAddress) ch.localAddress();
+    // Before anyone knows the address (the rendezvous file is not written yet): the knock is then
+    // the oldest connection awaiting a handshake, the first a full cap of them would drop.
+    ClientRehearsal.knock(bound);
     String u =
         options.serverNspace()
             + "."
