@@ -86,6 +86,12 @@ import org.jspecify.annotations.Nullable;
  * ServerOptions#acceptsTools tool support} the server writes its tool rendezvous files at {@link
  * #start} and removes them, and only them (with the directories it created for them), at {@link
  * #shutdown}; otherwise it creates no files.
+ *
+ * <p>Start-up: before the first client, the server runs a client's usual exchanges once through
+ * its own codecs (on the progress thread, touching no state) and connects once to its own
+ * listener, closing at once (before the address is published), so that the first clients do not
+ * wait for the first execution of that code in a fresh JVM (docs/architecture.md, "Start-up of
+ * pmixrun"). Neither reaches the host.
  */
 public final class PMIxServer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(PMIxServer.class.getName());
