@@ -190,6 +190,11 @@ class JobControlIT {
             }
           },
           Timing.scaled(Duration.ofSeconds(60)));
+      // Rank 1 past the first fence and waiting, as the test means it: a rank killed before it
+      // connected would leave rank 0's first fence waiting for it (the launcher does not tell
+      // the server of a death it asked for; found when this test killed too early in CI).
+      Await.condition("rank 1 waiting",
+          () -> p.stdout().contains("JCTRL 1 waiting\n"), Timing.scaled(Duration.ofSeconds(60)));
       String host = Files.readString(Path.of("/proc/sys/kernel/hostname"),
           StandardCharsets.UTF_8).trim();
       String nspace = PmixRun.namespacePrefix(host, pid) + "@1";
