@@ -3,7 +3,9 @@
  * processes of its job (argv[1]): "kill:R" (PMIX_JOB_CTRL_KILL of rank R; "*" is WILDCARD, the
  * whole job), "signal:R:SIG" (PMIX_JOB_CTRL_SIGNAL), "term" (PMIX_JOB_CTRL_TERMINATE without
  * targets), "term:R" (with a target), "preempt" (PMIX_JOB_CTRL_PREEMPTIBLE) or "none" (nothing:
- * someone else acts, a tool). Rank W (argv[2], if given) then waits in pause() for whatever ends
+ * someone else acts, a tool). An action prefixed with '+' ("+kill:1") is asked for before the
+ * first fence instead (its target may not have connected yet). Rank W (argv[2], if given) then
+ * waits in pause() for whatever ends
  * it; every other rank fences again among them all but W and finalizes. Each prints its
  * answers ("JCTRL <rank> <step> <status>") and every event it is told ("EVENT <rank> <status>
  * <source rank>").
@@ -41,7 +43,7 @@ int main(int argc, char **argv)
     pmix_info_t *results = NULL;
     size_t nresults = 0, ntargets = 1;
     pmix_status_t rc;
-    bool yes = true;
+    bool yes = true, early;
     char what[64];
 
     if (argc < 2) {
@@ -54,10 +56,13 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     PMIx_Register_event_handler(NULL, 0, NULL, 0, notified, NULL, NULL);
-    rc = PMIx_Fence(NULL, 0, NULL, 0);
-    printf("JCTRL %u fence1 %d\n", me.rank, rc);
+    early = '+' == argv[1][0];
+    if (!early) {
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+        printf("JCTRL %u fence1 %d\n", me.rank, rc);
+    }
     if (0 == me.rank && 0 != strcmp(argv[1], "none")) {
-        snprintf(what, sizeof(what), "%s", argv[1]);
+        snprintf(what, sizeof(what), "%s", argv[1] + (early ? 1 : 0));
         char *arg = strchr(what, ':');
         if (NULL != arg) {
             *arg++ = '\0';
@@ -83,6 +88,10 @@ int main(int argc, char **argv)
         rc = PMIx_Job_control(0 < ntargets ? &target : NULL, ntargets, &dir, 1, &results,
                               &nresults);
         printf("JCTRL %u %s %d\n", me.rank, argv[1], rc);
+    }
+    if (early) {
+        rc = PMIx_Fence(NULL, 0, NULL, 0);
+        printf("JCTRL %u fence1 %d\n", me.rank, rc);
     }
     if (argc > 2) {
         pmix_rank_t waiter = (pmix_rank_t) strtoul(argv[2], NULL, 10);

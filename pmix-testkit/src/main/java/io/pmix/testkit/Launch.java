@@ -848,6 +848,10 @@ final class Launch {
             alive--;
             Proc who = Proc.of(spec.nspace(), rankOf[x.rank()]);
             host.procEnded(who);
+            boolean connected = host.connected(who);
+            if (!connected) {
+              forgetUnconnected(who);
+            }
             if (--appAlive[appOf[x.rank()]] == 0) {
               host.appEnded(spec.nspace(), appOf[x.rank()]);
             }
@@ -858,7 +862,7 @@ final class Launch {
                     procs[x.rank()].pid(),
                     x.code(),
                     killed[x.rank()],
-                    host.connected(who),
+                    connected,
                     host.finalized(who)));
           }
         } else if (e instanceof Aborted a) {
@@ -1078,6 +1082,20 @@ final class Launch {
       return server.snapshot();
     } catch (IllegalStateException e) {
       return null; // the server was shut down under the job
+    }
+  }
+
+  /**
+   * A process that ended without connecting will never contribute to a collective, and the
+   * server, which never saw it, still counts it: deregistering it makes the fences and other
+   * collectives waiting for it stop waiting (the survivors get the lost-participant status, as
+   * for a connected process that died), whatever ended it: its own exit, a job-control kill, a
+   * signal. libpmix's server leaves such collectives waiting (its deregistration only counts the
+   * process as finalized); docs/libpmix-facts.md.
+   */
+  private void forgetUnconnected(Proc who) {
+    if (!server.isShutdown()) {
+      Status unused = server.deregisterClient(who); // NOT_FOUND: the host had deregistered it
     }
   }
 

@@ -222,13 +222,11 @@ public final class PmixRun {
       // for), get DEATH_GRACE to finalize and exit, and then are killed. A rank that fails before
       // it connected does too (mpirun ends the job on any non-zero exit): the server never saw it,
       // so it is deregistered first, or the survivors' fences would wait for it until their own
-      // timeouts; they return the lost-participant status instead.
+      // timeouts; they return the lost-participant status instead (Launch deregisters every
+      // process that ends without connecting, before it reports the end).
       reporter.onDeath(
           e -> {
             Proc dead = Proc.of(e.nspace(), e.rank());
-            if (!e.connected()) {
-              Status unusedGone = srv.deregisterClient(dead);
-            }
             Status unused =
                 srv.notifyEvent(
                     Status.ERR_PROC_ABORTED,

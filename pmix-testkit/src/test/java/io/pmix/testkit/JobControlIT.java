@@ -111,6 +111,32 @@ class JobControlIT {
         p::describe);
   }
 
+  /**
+   * A rank killed on request before it ever connected (here a process that never will) no
+   * longer holds the others' fences: the launcher tells the server it is gone, and rank 0's
+   * fence over the whole job returns instead of waiting for it until the job's timeout. (Under
+   * prterun this fence waits: libpmix's server counts such a rank as finalized but its fences
+   * still wait for it.)
+   */
+  @Test
+  @Timeout(90)
+  void aRankKilledBeforeItConnectedDoesNotHoldTheFence() {
+    Path client = CCompiler.compile(Path.of("src/test/c/jctrl_kill.c"));
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, "-n", "1", "--timeout", "50", "--",
+        client.toString(), "+kill:1", ":", "-n", "1", "sleep", "300");
+    assertEquals(0, p.exit(), p::describe);
+    String out = p.stdout();
+    assertTrue(out.contains("JCTRL 0 +kill:1 0\n"), p::describe);
+    // PARTIAL_SUCCESS if the fence was waiting when the kill took effect, else SUCCESS: the
+    // rank no longer counts in the job's fences.
+    assertTrue(out.contains("JCTRL 0 fence1 " + Status.ERR_PARTIAL_SUCCESS.code() + "\n")
+        || out.contains("JCTRL 0 fence1 0\n"), p::describe);
+    assertTrue(out.contains("JCTRL 0 fence2 0\n"), p::describe);
+    assertTrue(out.contains("JCTRL 0 finalize 0\n"), p::describe);
+    assertTrue(p.stderr().contains("asked (job control) to kill 1 process (rank 1)"),
+        p::describe);
+  }
+
   /** A WILDCARD target is the whole job, the caller included; still status 0, as prterun's. */
   @Test
   @Timeout(90)
