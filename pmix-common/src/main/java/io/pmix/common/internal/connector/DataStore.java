@@ -13,6 +13,7 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -107,6 +108,16 @@ public final class DataStore {
   private final WireFormat format;
   private final Map<String, Namespace> namespaces = new HashMap<>();
   private final Map<Proc, Map<String, Value>> peers = new HashMap<>();
+
+  /**
+   * The last GETNB blob stored for each peer rank. A server answers a direct modex with all of a
+   * rank's data, its earlier commits first, so a later blob usually begins with the previous one:
+   * only what follows it is read again (the store's values for the rank are those of the
+   * previous blob and nothing else writes them, so reading the same prefix again changes
+   * nothing). A client that gets a fresh key after each fence would otherwise decode every key
+   * the rank ever committed at each get (docs/architecture.md, "Direct modex").
+   */
+  private final Map<Proc, byte[]> lastBlob = new HashMap<>();
   private final Map<String, Value> own = new LinkedHashMap<>();
 
   /**
@@ -131,13 +142,14 @@ public final class DataStore {
 
   /** How many namespaces, peers and own values are held (for teardown checks). */
   public int size() {
-    return namespaces.size() + peers.size() + own.size();
+    return namespaces.size() + peers.size() + own.size() + lastBlob.size();
   }
 
   /** Forgets everything (the last finalize). */
   public void clear() {
     namespaces.clear();
     peers.clear();
+    lastBlob.clear();
     own.clear();
   }
 
@@ -152,6 +164,7 @@ public final class DataStore {
     }
     namespaces.remove(nspace);
     peers.keySet().removeIf(p -> p.nspace().equals(nspace));
+    lastBlob.keySet().removeIf(p -> p.nspace().equals(nspace));
   }
 
   /** Records one of this process's own values (every scope; reserved keys included). */
@@ -291,7 +304,8 @@ public final class DataStore {
    * data of that namespace; rank UNDEF means "the proc you asked about" ({@code target}).
    */
   public void ingestGetBlob(byte[] blob, Proc target) {
-    PmixReader r = new PmixReader(WireBuffer.wrap(blob), format);
+    WireBuffer in = WireBuffer.wrap(blob);
+    PmixReader r = new PmixReader(in, format);
     Proc p = r.unpackProc();
     if (p.rank() == Proc.RANK_WILDCARD) {
       ingestJobData(p.nspace(), r);
@@ -301,12 +315,20 @@ public final class DataStore {
       p = target;
     }
     Map<String, Value> m = peers.computeIfAbsent(p, k -> new LinkedHashMap<>());
+    byte[] prev = lastBlob.remove(p);
+    if (prev != null
+        && prev.length >= in.readerIndex()
+        && prev.length <= blob.length
+        && Arrays.equals(prev, 0, prev.length, blob, 0, prev.length)) {
+      in.readerIndex(prev.length); // its units are stored already; only the new ones follow
+    }
     while (r.hasRemaining()) {
       Value.KVal kv = (Value.KVal) r.unpackOne(DataType.KVAL);
       if (kv.key() != null) {
         m.put(kv.key(), kv.value());
       }
     }
+    lastBlob.put(p, blob); // only once every unit of it is stored
   }
 
   // ---------------------------------------------------------------------------------------------
