@@ -201,7 +201,11 @@ public final class JobResult {
     return List.of(parts).subList(0, n);
   }
 
-  /** The server's state after every process ended, before the job was deregistered. */
+  /**
+   * The server's state after every process ended, before the job was deregistered. A process that
+   * ended without connecting was deregistered when it ended, as PRRTE does: it is not counted in
+   * its namespace's {@code nlocalprocs} here.
+   */
   public Optional<ServerSnapshot> snapshotBeforeDeregister() {
     return Optional.ofNullable(before);
   }
