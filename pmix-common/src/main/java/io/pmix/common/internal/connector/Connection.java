@@ -637,26 +637,55 @@ final class Connection implements SessionPart {
   // Closing (progress thread)
 
   /**
-   * The first step of the last finalize: FINALIZE, {@code f} completing with its answer; at once
-   * when standalone or not connected.
+   * The last finalize: FINALIZE and, once it is answered or has failed, the socket closed on this
+   * thread at once ({@link #close}'s work), then {@code f} completing with the answer; closed and
+   * completed at once when standalone or not connected. The caller closes with {@link #close}
+   * only if no answer came in time.
    */
-  void sendFinalize(CompletableFuture<Void> f) {
+  void finalizeAndClose(CompletableFuture<Void> f) {
     if (!ready || standalone || channel == null) {
+      closeForFinalize();
       threads.complete(f, null);
       return;
     }
-    send(FinalizeRequest.INSTANCE, replyTo(f, r -> {
-      StatusReply.decode(r).check("finalize");
-      return null;
-    }));
+    send(
+        FinalizeRequest.INSTANCE,
+        new ReplyHandler() {
+          @Override
+          public void onReply(PmixReader r) {
+            StatusReply reply = StatusReply.decode(r);
+            closeForFinalize();
+            try {
+              reply.check("finalize");
+            } catch (PmixException e) {
+              threads.fail(f, e);
+              return;
+            }
+            threads.complete(f, null);
+          }
+
+          @Override
+          public void onFailure(PmixException e) {
+            closeForFinalize();
+            threads.fail(f, e);
+          }
+        });
   }
 
   /**
-   * The second step: from now on a lost connection is a finalize, not an event; the socket is
-   * closed (which fails whatever is still pending with ERR_INIT) and {@code f} completes (here,
-   * not on the callback thread) once it is.
+   * After a finalize without an answer in time: as {@link #finalizeAndClose} closes, and {@code
+   * f} completes (here, not on the callback thread) once closed.
    */
   void close(CompletableFuture<Void> f) {
+    closeForFinalize();
+    f.complete(null);
+  }
+
+  /**
+   * From now on a lost connection is a finalize, not an event; the socket is closed, which fails
+   * whatever is still pending with ERR_INIT. Running it again changes nothing.
+   */
+  private void closeForFinalize() {
     finalizing = true;
     Link link = channel;
     if (link == null) {
@@ -664,7 +693,6 @@ final class Connection implements SessionPart {
     } else {
       link.close();
     }
-    f.complete(null);
   }
 
   @Override

@@ -498,22 +498,35 @@ public final class ConnectorSession {
    */
   public void shutdown() {
     try {
-      CompletableFuture<Void> fin = call(connection::sendFinalize);
+      // FINALIZE, and the close once it is answered, in one step of the progress thread. Only
+      // this call waits for it: the progress thread may complete it itself, as for any blocking
+      // call (LibraryThreads#awaiting), instead of through the callback thread.
+      CompletableFuture<Void> fin = call(connection::finalizeAndClose);
+      Runnable release = LibraryThreads.awaiting(fin);
+      boolean closed = false;
       try {
         fin.get(FINALIZE_ACK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (TimeoutException | ExecutionException e) {
+        closed = true;
+      } catch (ExecutionException e) {
+        closed = true; // failed answers close too
         LOG.log(Level.DEBUG, "no clean FINALIZE acknowledgement", e);
+      } catch (TimeoutException e) {
+        LOG.log(Level.DEBUG, "no FINALIZE acknowledgement in time", e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+      } finally {
+        release.run();
       }
-      // The close fails whatever is still pending, with ERR_INIT.
-      CompletableFuture<Void> closed = call(connection::close);
-      try {
-        closed.get(LibraryThreads.THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (TimeoutException | ExecutionException e) {
-        LOG.log(Level.WARNING, "closing the PMIx connection failed", e);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+      if (!closed) {
+        // The close fails whatever is still pending, with ERR_INIT.
+        CompletableFuture<Void> done = call(connection::close);
+        try {
+          done.get(LibraryThreads.THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+          LOG.log(Level.WARNING, "closing the PMIx connection failed", e);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
       }
     } finally {
       stopThreads();
