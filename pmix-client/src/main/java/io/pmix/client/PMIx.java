@@ -50,7 +50,16 @@ import org.jspecify.annotations.Nullable;
  * application can do: class-data sharing. Run once with {@code -XX:ArchiveClassesAtExit=app.jsa}
  * (JDK 19 and later: {@code -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile=app.jsa} does both
  * steps), then start with {@code -XX:SharedArchiveFile=app.jsa}: the single rank's first init
- * then took 33-38 ms.
+ * then took 33-38 ms. (Figures move between sittings on that machine: on a busier day the same
+ * single rank took 105-113 ms without the archive and 59-73 ms with it.)
+ *
+ * <p>Warm-up: the library's code runs interpreted until the JIT compiles it, which for a message
+ * path takes some hundreds of calls; on a small machine the JIT's own threads also compete with
+ * the application and the server. Measured on the 2-core machine (two Java ranks under libpmix's
+ * host server, 1,000 fences each, 2 jobs a setting): median fence 237 µs with the JVM's defaults,
+ * 154 µs with {@code -XX:TieredStopAtLevel=1} (C1 only; C: 99 µs); over 10,000 fences 170 against
+ * 146 µs (C: 144). An application that mostly waits on PMIx calls and does little computing of
+ * its own may prefer that flag; one with hot code of its own loses C2's peak performance by it.
  *
  * <p>On JDK 22 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
  * JNA is in): the shared-memory reader loads JNA, whose {@code System.load} is a restricted
