@@ -112,6 +112,29 @@ class InProcessClientIT {
     TeardownChecks.assertNothingRemains();
   }
 
+  /**
+   * Job information of our own namespace is answered on the calling thread (the future is
+   * complete when returned), and the same as a get the progress thread answers (a directive
+   * sends it there); other gets still go the usual way.
+   */
+  @Test
+  void jobInformationIsAnsweredOnTheCallingThread() throws Exception {
+    Proc me = ClientHolder.init(env, List.of()).me();
+    Proc job = Proc.wildcard(me.nspace());
+    for (String key : List.of("pmix.job.size", "pmix.local.size", "pmix.univ.size")) {
+      CompletableFuture<Value> here = PMIx.getAsync(job, key);
+      assertTrue(here.isDone(), key);
+      Value there = PMIx.get(job, key, Info.of("pmix.timeout", Value.of(5)));
+      assertEquals(there, here.get(), key);
+    }
+    assertEquals(1, PMIx.get(job, "pmix.job.size").asInt());
+    PmixException e =
+        assertThrows(PmixException.class, () -> PMIx.get(job, "pmix.no.such.key"));
+    assertEquals(Status.ERR_NOT_FOUND, e.status());
+    PMIx.finalize();
+    assertThrows(IllegalStateException.class, () -> PMIx.get(job, "pmix.job.size"));
+  }
+
   @Test
   void aGetOfAKeyNobodyPutFailsFromTheServer() {
     Proc me = ClientHolder.init(env, List.of()).me();

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -118,6 +119,14 @@ public final class DataStore {
    * the rank ever committed at each get (docs/architecture.md, "Direct modex").
    */
   private final Map<Proc, byte[]> lastBlob = new HashMap<>();
+
+  /**
+   * Answers for gets of this process's namespace (rank WILDCARD, no directives), by key, computed
+   * on the progress thread from the job data and read on any thread: a get of job information
+   * then needs no hand-off (docs/architecture.md, "Job-level gets"). Immutable; empty while not
+   * published, and dropped at any write of the namespace's data.
+   */
+  private volatile Map<String, Value> ownJobAnswers = Map.of();
   private final Map<String, Value> own = new LinkedHashMap<>();
 
   /**
@@ -147,6 +156,7 @@ public final class DataStore {
 
   /** Forgets everything (the last finalize). */
   public void clear() {
+    ownJobAnswers = Map.of();
     namespaces.clear();
     peers.clear();
     lastBlob.clear();
@@ -182,7 +192,7 @@ public final class DataStore {
    * @throws PmixException if the bytes do not decode
    */
   public void ingestJobData(String nspace, PmixReader kvals) {
-    Namespace ns = namespaces.computeIfAbsent(nspace, k -> new Namespace());
+    Namespace ns = namespace(nspace);
     while (kvals.hasRemaining()) {
       ingest(ns, (Value.KVal) kvals.unpackOne(DataType.KVAL));
     }
@@ -194,7 +204,7 @@ public final class DataStore {
    * ({@code pmix.pdata} arrays become rank data, info arrays realms, the rest job-level values).
    */
   public void ingestJobRecords(String nspace, List<Info> records) {
-    Namespace ns = namespaces.computeIfAbsent(nspace, k -> new Namespace());
+    Namespace ns = namespace(nspace);
     for (Info i : records) {
       ingest(ns, new Value.KVal(i.key(), i.value()));
     }
@@ -223,9 +233,56 @@ public final class DataStore {
     }
   }
 
-  /** Makes sure a namespace exists (a singleton's, which no server describes). */
+  /**
+   * The namespace's data, made if absent, for writing: every write of job data goes through here,
+   * so that the answers published for other threads ({@link #publishOwnJobAnswers}) are dropped
+   * before this process's namespace changes.
+   */
   Namespace namespace(String nspace) {
+    if (nspace.equals(me.nspace())) {
+      ownJobAnswers = Map.of();
+    }
     return namespaces.computeIfAbsent(nspace, k -> new Namespace());
+  }
+
+  /**
+   * Computes, here on the progress thread, what {@link #lookup} answers for every key of this
+   * process's namespace asked of rank WILDCARD without directives (compressed strings expanded, as
+   * a get returns them), and publishes it for {@link #ownJobAnswer}. The answers hold until the
+   * namespace's data is next written ({@link #namespace}) or the store is cleared.
+   */
+  public void publishOwnJobAnswers() {
+    Namespace ns = namespaces.get(me.nspace());
+    if (ns == null) {
+      return;
+    }
+    Set<String> keys = new LinkedHashSet<>(ns.job.keySet());
+    for (List<Map<String, Value>> realm : List.of(ns.nodes, ns.apps, ns.sessions)) {
+      for (Map<String, Value> m : realm) {
+        keys.addAll(m.keySet());
+      }
+    }
+    Proc wildcard = Proc.wildcard(me.nspace());
+    Map<String, Value> answers = new HashMap<>();
+    for (String key : keys) {
+      if (lookup(wildcard, key, List.of()) instanceof Lookup.Found found) {
+        try {
+          answers.put(key, CompressedStrings.expand(found.value()));
+        } catch (PmixException e) {
+          // A get through the progress thread reports it.
+        }
+      }
+    }
+    ownJobAnswers = Map.copyOf(answers);
+  }
+
+  /**
+   * What a get of {@code key} of this process's namespace, rank WILDCARD, without directives
+   * answers, if published and still valid; null otherwise (the get then goes the usual way). Safe
+   * on any thread.
+   */
+  public @Nullable Value ownJobAnswer(String key) {
+    return ownJobAnswers.get(key);
   }
 
   private void ingest(Namespace ns, Value.KVal kv) {

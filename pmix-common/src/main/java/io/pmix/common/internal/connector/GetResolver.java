@@ -57,8 +57,9 @@ final class GetResolver implements SessionPart {
   private final Connection connection;
   private final GdsAccess gds;
 
+  /** Written on the progress thread; read on callers' threads for published job answers only. */
   @Bookkept("session.peerStore")
-  private @Nullable DataStore store;
+  private volatile @Nullable DataStore store;
 
   @Bookkept("session.queuedGets")
   private final Map<Proc, GetQueue> gets = new HashMap<>();
@@ -98,6 +99,7 @@ final class GetResolver implements SessionPart {
       Proc self, CompletableFuture<?> owner, Consumer<@Nullable PmixException> done) {
     DataStore st = store();
     if (!gds.attached()) {
+      st.publishOwnJobAnswers();
       done.accept(null);
       return;
     }
@@ -111,13 +113,16 @@ final class GetResolver implements SessionPart {
           if (!st.hasRankData(self)) {
             st.ingestRankData(self, found.get(1).orElse(List.of()));
           }
+          st.publishOwnJobAnswers();
           done.accept(null);
         },
         done::accept);
   }
 
   /**
-   * Gets {@code key} of {@code proc}: from the local store when it can, else from the server. A
+   * Gets {@code key} of {@code proc}: from the local store when it can, else from the server. Job
+   * information of our own namespace (rank WILDCARD, no directives) is answered on the calling
+   * thread from the answers published at init ({@link DataStore#publishOwnJobAnswers}), and a
    * peer's modex key in a shared-memory store is read on the calling thread first, as libpmix's
    * client does ({@code _getfn_fastpath}): found, the future returned is complete already.
    */
@@ -125,6 +130,17 @@ final class GetResolver implements SessionPart {
     requireNonNull(proc, "proc");
     requireNonNull(key, "key");
     List<Info> ds = List.copyOf(directives);
+    if (ds.isEmpty() && proc.rank() == Proc.RANK_WILDCARD) {
+      // Job information of our own namespace: answered here, from what the progress thread
+      // computed from the job data (DataStore#publishOwnJobAnswers), as the local store would.
+      DataStore st = store;
+      if (st != null && proc.nspace().equals(st.me().nspace())) {
+        Value v = st.ownJobAnswer(key);
+        if (v != null) {
+          return CompletableFuture.completedFuture(v);
+        }
+      }
+    }
     if (gds.attached() && fastPath(proc, key, ds)) {
       Value v = gds.readOnCaller(proc, key);
       if (v != null) {

@@ -2,6 +2,7 @@ package io.pmix.common.internal.connector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -164,6 +165,42 @@ class DataStoreTest {
     assertEquals(Value.of("rank2-global"), found(Proc.of(NS, 2), "glob.key"));
     assertEquals(Value.of("rank2-remote"), found(Proc.of(NS, 2), "rem.key"));
     assertEquals(Value.of("rank2-remote"), found(Proc.of(NS, Proc.RANK_UNDEF), "rem.key"));
+  }
+
+  /**
+   * The answers published for other threads are exactly what the lookup answers for rank
+   * WILDCARD without directives, realm keys included, and nothing else.
+   */
+  @Test
+  void publishedJobAnswersAreTheLookupsAnswers() {
+    store.publishOwnJobAnswers();
+    for (String key :
+        List.of("pmix.job.size", "pmix.num.nodes", "pmix.nlist", "pmix.max.size",
+            "pmix.univ.size", "pmix.local.size", "pmix.lpeers", "pmix.lldr")) {
+      assertEquals(found(WILD, key), store.ownJobAnswer(key), key);
+    }
+    for (String key : List.of("pmix.hname", "pmix.nodeid", "pmix.lrank", "no.such.key")) {
+      DataStore.Lookup l = store.lookup(WILD, key, List.of());
+      assertEquals(
+          l instanceof DataStore.Lookup.Found f ? f.value() : null, store.ownJobAnswer(key), key);
+    }
+    assertNull(store.ownJobAnswer("no.such.key"));
+  }
+
+  /** A write of this process's namespace drops them (the gets then ask the store again). */
+  @Test
+  void aWriteOfTheOwnNamespaceDropsThePublishedAnswers() {
+    store.publishOwnJobAnswers();
+    ByteBuf b = Unpooled.buffer();
+    new PmixWriter(b).pack(kv("pmix.job.size", Value.uint32(8)));
+    store.ingestJobData("other", new PmixReader(b.copy()));
+    assertEquals(Value.uint32(4), store.ownJobAnswer("pmix.job.size")); // another namespace
+    store.ingestJobData(NS, new PmixReader(b));
+    assertNull(store.ownJobAnswer("pmix.job.size"));
+    store.publishOwnJobAnswers();
+    assertEquals(found(WILD, "pmix.job.size"), store.ownJobAnswer("pmix.job.size"));
+    store.clear();
+    assertNull(store.ownJobAnswer("pmix.job.size"));
   }
 
   @Test
