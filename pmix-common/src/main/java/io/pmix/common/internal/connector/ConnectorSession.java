@@ -507,11 +507,10 @@ public final class ConnectorSession {
       try {
         fin.get(FINALIZE_ACK_WAIT.toMillis(), TimeUnit.MILLISECONDS);
         closed = true;
-      } catch (ExecutionException e) {
-        closed = true; // failed answers close too
+      } catch (ExecutionException | TimeoutException e) {
+        // A failed answer has closed already, but a failure before the request went out has not:
+        // the close below then does it (it changes nothing the second time).
         LOG.log(Level.DEBUG, "no clean FINALIZE acknowledgement", e);
-      } catch (TimeoutException e) {
-        LOG.log(Level.DEBUG, "no FINALIZE acknowledgement in time", e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } finally {
