@@ -648,26 +648,27 @@ final class Connection implements SessionPart {
       threads.complete(f, null);
       return;
     }
+    ReplyHandler answer =
+        replyTo(
+            f,
+            r -> {
+              StatusReply.decode(r).check("finalize");
+              return null;
+            });
+    // The socket closes first, whatever the answer, so the caller wakes to a closed connection.
     send(
         FinalizeRequest.INSTANCE,
         new ReplyHandler() {
           @Override
           public void onReply(PmixReader r) {
-            StatusReply reply = StatusReply.decode(r);
             closeForFinalize();
-            try {
-              reply.check("finalize");
-            } catch (PmixException e) {
-              threads.fail(f, e);
-              return;
-            }
-            threads.complete(f, null);
+            answer.onReply(r);
           }
 
           @Override
           public void onFailure(PmixException e) {
             closeForFinalize();
-            threads.fail(f, e);
+            answer.onFailure(e);
           }
         });
   }
