@@ -55,4 +55,17 @@ public record DataArray(DataType elementType, long size, List<Value> items) impl
   public DataType type() {
     return DataType.DATA_ARRAY;
   }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof DataArray a
+        && a.elementType == elementType
+        && a.size == size
+        && a.items.equals(items);
+  }
+
+  @Override
+  public int hashCode() {
+    return (elementType.hashCode() * 31 + Long.hashCode(size)) * 31 + items.hashCode();
+  }
 }

@@ -82,4 +82,14 @@ public record Info(String key, int flags, Value value) implements Value {
   public String toString() {
     return key + "=" + value + (flags != 0 ? " [flags 0x" + Integer.toHexString(flags) + "]" : "");
   }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Info i && i.flags == flags && i.key.equals(key) && i.value.equals(value);
+  }
+
+  @Override
+  public int hashCode() {
+    return (key.hashCode() * 31 + flags) * 31 + value.hashCode();
+  }
 }

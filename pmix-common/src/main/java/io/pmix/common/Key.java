@@ -23,4 +23,14 @@ public record Key(String name, DataType type) {
   public String toString() {
     return name;
   }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Key k && k.type == type && k.name.equals(name);
+  }
+
+  @Override
+  public int hashCode() {
+    return name.hashCode() * 31 + type.hashCode();
+  }
 }

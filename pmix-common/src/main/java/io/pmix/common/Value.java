@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -214,6 +215,16 @@ public sealed interface Value
     public DataType type() {
       return DataType.UNDEF;
     }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Undef;
+    }
+
+    @Override
+    public int hashCode() {
+      return DataType.UNDEF.hashCode();
+    }
   }
 
   /** PMIX_BOOL. */
@@ -224,6 +235,16 @@ public sealed interface Value
     @Override
     public DataType type() {
       return DataType.BOOL;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Bool b && b.value == value;
+    }
+
+    @Override
+    public int hashCode() {
+      return Boolean.hashCode(value);
     }
   }
 
@@ -246,6 +267,16 @@ public sealed interface Value
         long max = (1L << (bits - 1)) - 1;
         checkArgument(value >= min && value <= max, "%s out of range for %s", value, type);
       }
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Int i && i.type == type && i.value == value;
+    }
+
+    @Override
+    public int hashCode() {
+      return type.hashCode() * 31 + Long.hashCode(value);
     }
   }
 
@@ -272,6 +303,16 @@ public sealed interface Value
     }
 
     @Override
+    public boolean equals(Object o) {
+      return o instanceof UInt u && u.type == type && u.value == value;
+    }
+
+    @Override
+    public int hashCode() {
+      return type.hashCode() * 31 + Long.hashCode(value);
+    }
+
+    @Override
     public String toString() {
       return "UInt[type=" + type + ", value=" + Long.toUnsignedString(value) + "]";
     }
@@ -291,6 +332,16 @@ public sealed interface Value
           "%s is not a string type",
           type);
       checkArgument(value == null || value.indexOf('\0') < 0, "string contains NUL");
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Str t && t.type == type && Objects.equals(t.value, value);
+    }
+
+    @Override
+    public int hashCode() {
+      return type.hashCode() * 31 + Objects.hashCode(value);
     }
   }
 
@@ -342,6 +393,16 @@ public sealed interface Value
     public DataType type() {
       return DataType.TIMEVAL;
     }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof TimeVal t && t.seconds == seconds && t.microseconds == microseconds;
+    }
+
+    @Override
+    public int hashCode() {
+      return Long.hashCode(seconds) * 31 + Long.hashCode(microseconds);
+    }
   }
 
   /** PMIX_STATUS. */
@@ -354,6 +415,16 @@ public sealed interface Value
     @Override
     public DataType type() {
       return DataType.STATUS;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof StatusValue s && s.status.equals(status);
+    }
+
+    @Override
+    public int hashCode() {
+      return status.hashCode();
     }
   }
 
@@ -458,6 +529,16 @@ public sealed interface Value
     public DataType type() {
       return DataType.POINTER;
     }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Pointer;
+    }
+
+    @Override
+    public int hashCode() {
+      return DataType.POINTER.hashCode();
+    }
   }
 
   /**
@@ -480,6 +561,19 @@ public sealed interface Value
     public DataType type() {
       return DataType.PDATA;
     }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof PData p
+          && p.proc.equals(proc)
+          && p.key.equals(key)
+          && p.value.equals(value);
+    }
+
+    @Override
+    public int hashCode() {
+      return (proc.hashCode() * 31 + key.hashCode()) * 31 + value.hashCode();
+    }
   }
 
   /**
@@ -498,6 +592,16 @@ public sealed interface Value
     @Override
     public DataType type() {
       return DataType.KVAL;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof KVal k && Objects.equals(k.key, key) && k.value.equals(value);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hashCode(key) * 31 + value.hashCode();
     }
   }
 
@@ -746,6 +850,16 @@ public sealed interface Value
     @Override
     public DataType type() {
       return DataType.PROC_CPUSET;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Cpuset c && Objects.equals(c.bitmap, bitmap);
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hashCode(bitmap);
     }
   }
 

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.Timeout;
  * proxy of its start-up time (issue #15; the time itself is {@code bin/bench-client}'s). The
  * connector runs on plain NIO and byte arrays, so no Netty class and no Guava collection may load,
  * and the classes taken from the class path stay far below the ~1,000 the Netty connector needed.
+ * No record's generated {@code equals}, {@code hashCode} or {@code toString} may run either: the
+ * value types write theirs out (docs/architecture.md, "Start-up of the client").
  */
 @Timeout(120)
 class ClientStartupIT {
@@ -54,6 +56,12 @@ class ClientStartupIT {
       assertNoneLoaded(lines, " io.netty.", log + ": Netty classes loaded by a client");
       assertNoneLoaded(
           lines, " com.google.common.collect.", log + ": Guava collections loaded by a client");
+      // A record's generated equals, hashCode and toString bootstrap through this class; its first
+      // use builds java.lang.invoke's method-handle trees, 20-30 ms of a fresh JVM (issue #15).
+      assertNoneLoaded(
+          lines,
+          " java.lang.runtime.ObjectMethods ",
+          log + ": a record's generated equals/hashCode/toString ran in a client cycle");
       long app = lines.stream().filter(l -> l.contains("source: file:")).count();
       assertTrue(
           app <= MAX_APP_CLASSES,

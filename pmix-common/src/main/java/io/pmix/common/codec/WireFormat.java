@@ -25,6 +25,18 @@ public record WireFormat(BufferType bufferType, IntEncoding intEncoding) {
     requireNonNull(intEncoding, "intEncoding");
   }
 
+  // Written out: a record's generated equals and hashCode bootstrap java.lang.invoke's
+  // ObjectMethods on first use, 20-30 ms of a fresh JVM (docs/architecture.md, "Start-up").
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof WireFormat f && f.bufferType == bufferType && f.intEncoding == intEncoding;
+  }
+
+  @Override
+  public int hashCode() {
+    return bufferType.hashCode() * 31 + intEncoding.hashCode();
+  }
+
   /** The flex128 format of this buffer kind. */
   public static WireFormat of(BufferType bufferType) {
     return bufferType == BufferType.NON_DESC ? DEFAULT : FULLY_DESCRIBED;
