@@ -51,7 +51,11 @@ import org.jspecify.annotations.Nullable;
  * (JDK 19 and later: {@code -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile=app.jsa} does both
  * steps), then start with {@code -XX:SharedArchiveFile=app.jsa}: the single rank's first init
  * then took 33-38 ms. (Figures move between sittings on that machine: on a busier day the same
- * single rank took 105-113 ms without the archive and 59-73 ms with it.)
+ * single rank took 105-113 ms without the archive and 59-73 ms with it.) The library's value types
+ * write out their {@code equals} and {@code hashCode}: a record's generated ones start
+ * java.lang.invoke's machinery the first time one runs, which cost every first init 20-30 ms
+ * until then (single rank, 6 runs a side in one sitting: median 90 -> 75 ms without the archive,
+ * 56 -> 44 ms with it). An application's own records pay that once per JVM too.
  *
  * <p>Warm-up: the library's code runs interpreted until the JIT compiles it, which for a message
  * path takes some hundreds of calls; on a small machine the JIT's own threads also compete with
