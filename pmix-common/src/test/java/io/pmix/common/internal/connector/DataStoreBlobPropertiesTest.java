@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * store answers what storing every unit of every blob in order gives, although a blob that begins
  * with the previous one is read only from where that one ended (DataStore's lastBlob).
  */
-class DataStoreBlobProperties {
+class DataStoreBlobPropertiesTest {
   private static final String NS = "blobjob";
   private static final Proc PEER = Proc.of(NS, 1);
 

@@ -32,7 +32,7 @@ import net.jqwik.api.Provide;
  * every component is (arrays by content), equal values hash alike, and a value read back from the
  * bytes it packs to is equal to it (once floats have been through their 6-decimal text).
  */
-class ValueEqualityProperties {
+class ValueEqualityPropertiesTest {
   private static final WireFormat FORMAT = WireFormat.of(BufferType.FULLY_DESC);
 
   /** Two values packed as {@code type}: independent ones, or one and its copy read back. */
