@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -18,8 +19,9 @@ import org.junit.jupiter.api.Timeout;
  * proxy of its start-up time (issue #15; the time itself is {@code bin/bench-client}'s). The
  * connector runs on plain NIO and byte arrays, so no Netty class and no Guava collection may load,
  * and the classes taken from the class path stay far below the ~1,000 the Netty connector needed.
- * No record's generated {@code equals}, {@code hashCode} or {@code toString} may run either: the
- * value types write theirs out (docs/architecture.md, "Start-up of the client").
+ * No record's generated {@code equals}, {@code hashCode} or {@code toString} may run either, in
+ * the ranks or in pmixrun's server: the value types write theirs out (docs/architecture.md,
+ * "Start-up of the client").
  */
 @Timeout(120)
 class ClientStartupIT {
@@ -31,6 +33,13 @@ class ClientStartupIT {
     PmixRunProcess p =
         PmixRunProcess.run(
             Duration.ofSeconds(90),
+            List.of(),
+            // pmixrun's own JVM too: the server serves the cycle's requests.
+            Map.of(
+                "PMIXRUN_JAVA_OPTS",
+                "-Djava.io.tmpdir="
+                    + System.getProperty("java.io.tmpdir")
+                    + " -Xlog:class+load=info:file=server-classes.txt"),
             "-n",
             "2",
             "--timeout",
@@ -48,6 +57,14 @@ class ClientStartupIT {
       logs = s.filter(f -> f.getFileName().toString().startsWith("classes-")).sorted().toList();
     }
     assertEquals(2, logs.size(), "one class-load log per rank: " + logs);
+    List<String> server = Files.readAllLines(p.out.getParent().resolve("server-classes.txt"));
+    assertTrue(
+        server.stream().anyMatch(l -> l.contains(" io.pmix.server.PMIxServer ")),
+        "the server's class-load log does not show the server's classes loading");
+    assertNoneLoaded(
+        server,
+        " java.lang.runtime.ObjectMethods ",
+        "a record's generated equals/hashCode/toString ran in pmixrun's server");
     for (Path log : logs) {
       List<String> lines = Files.readAllLines(log);
       assertTrue(
