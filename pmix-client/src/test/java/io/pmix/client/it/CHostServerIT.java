@@ -42,7 +42,8 @@ class CHostServerIT {
             n,
             List.of(),
             HostServerRun.javaClient(
-                "init", "jobkeys", "put", "commit", "fence-collect", "peers", "publish", "lookup",
+                "init", "jobkeys", "put", "commit", "fence-collect", "peers", "peers-again",
+                "publish", "lookup",
                 "unpublish", "events", "nested", "blocking-from-callback", "finalize"),
             TIMEOUT);
     run.assertSuccess();
@@ -72,6 +73,8 @@ class CHostServerIT {
         var unused = run.ok(r, step);
       }
       assertEquals(Integer.toString(n), run.values(r, "peers").get("peers"));
+      // Asked again, each other rank's key is answered on the calling thread (hash store).
+      assertEquals(Integer.toString(n - 1), run.values(r, "peers-again").get("answered"));
       assertEquals("jvalue-cjob", run.values(r, "lookup").get("value"));
       assertEquals("cjob:0", run.values(r, "lookup").get("publisher"));
       assertEquals("cjob:0", run.values(r, "events").get("source"));
@@ -172,7 +175,8 @@ class CHostServerIT {
   void fullyDescribedBuffers() throws Exception {
     String java =
         HostServerRun.javaClient(
-                "init", "jobkeys", "put", "commit", "fence-collect", "peers", "publish", "lookup",
+                "init", "jobkeys", "put", "commit", "fence-collect", "peers", "peers-again",
+                "publish", "lookup",
                 "events", "finalize")
             .stream()
             .map(CHostServerIT::quote)

@@ -91,6 +91,8 @@ public final class ClientMain {
         return "";
       case "peers":
         return peers(0);
+      case "peers-again":
+        return peersAgain();
       case "publish":
         if (rank == 0) {
           PMIx.publish(Info.of("jsvc." + nspace, "jvalue-" + nspace));
@@ -316,6 +318,24 @@ public final class ClientMain {
       n++;
     }
     return "peers=" + n;
+  }
+
+  /**
+   * After {@code peers}, under a server without a shared-memory store: each other rank's key asked
+   * again without directives is answered on this thread, with what the first get gave.
+   */
+  private static String peersAgain() throws Exception {
+    int n = 0;
+    for (int r = 0; r < size; r++) {
+      if (r == rank) {
+        continue;
+      }
+      CompletableFuture<Value> f = PMIx.getAsync(Proc.of(nspace, r), "jt.i64");
+      check(f.isDone(), "the second get of rank " + r + "'s key went to the progress thread");
+      check(f.get().asLong() == -5_000_000_000L - r, "i64 of " + r + " asked again: " + f.get());
+      n++;
+    }
+    return "answered=" + n;
   }
 
   private static String getOptions() {

@@ -15,12 +15,14 @@ import io.pmix.common.codec.WireFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -127,6 +129,17 @@ public final class DataStore {
    * published, and dropped at any write of the namespace's data.
    */
   private volatile Map<String, Value> ownJobAnswers = Map.of();
+
+  /**
+   * Answers already given on the progress thread to gets of another process's key without
+   * directives, by process and key, for {@link #peerAnswer} on any thread: a get asked again then
+   * needs no hand-off (docs/architecture.md, "Job-level gets"). Each is what {@link #lookup}
+   * answered (compressed strings expanded), and is dropped when what that lookup read may change:
+   * at a write of the process's own data or of its namespace's job data (of this process's
+   * namespace: all of them). Written on the progress thread only.
+   */
+  private final ConcurrentHashMap<Proc, ConcurrentHashMap<String, Value>> peerAnswers =
+      new ConcurrentHashMap<>();
   private final Map<String, Value> own = new LinkedHashMap<>();
 
   /**
@@ -151,12 +164,13 @@ public final class DataStore {
 
   /** How many namespaces, peers and own values are held (for teardown checks). */
   public int size() {
-    return namespaces.size() + peers.size() + own.size() + lastBlob.size();
+    return namespaces.size() + peers.size() + own.size() + lastBlob.size() + peerAnswers.size();
   }
 
   /** Forgets everything (the last finalize). */
   public void clear() {
     ownJobAnswers = Map.of();
+    peerAnswers.clear();
     namespaces.clear();
     peers.clear();
     lastBlob.clear();
@@ -172,6 +186,7 @@ public final class DataStore {
     if (nspace.equals(me.nspace())) {
       return;
     }
+    dropPeerAnswers(nspace);
     namespaces.remove(nspace);
     peers.keySet().removeIf(p -> p.nspace().equals(nspace));
     lastBlob.keySet().removeIf(p -> p.nspace().equals(nspace));
@@ -242,6 +257,7 @@ public final class DataStore {
     if (nspace.equals(me.nspace())) {
       ownJobAnswers = Map.of();
     }
+    dropPeerAnswers(nspace);
     return namespaces.computeIfAbsent(nspace, k -> new Namespace());
   }
 
@@ -274,6 +290,52 @@ public final class DataStore {
       }
     }
     ownJobAnswers = Map.copyOf(answers);
+  }
+
+  /**
+   * What a get of {@code key} of {@code proc} without directives answered last on the progress
+   * thread, if no peer or job data has been written since; null otherwise (the get then goes the
+   * usual way). Safe on any thread.
+   */
+  public @Nullable Value peerAnswer(Proc proc, String key) {
+    Map<String, Value> m = peerAnswers.get(proc);
+    return m == null ? null : m.get(key);
+  }
+
+  /**
+   * Drops the answers kept for the processes of {@code nspace}, whose job data changes; all of
+   * them when it is this process's namespace, whose own rank and node data every lookup may read.
+   */
+  private void dropPeerAnswers(String nspace) {
+    if (peerAnswers.isEmpty()) {
+      return;
+    }
+    if (nspace.equals(me.nspace())) {
+      peerAnswers.clear();
+      return;
+    }
+    for (Iterator<Proc> it = peerAnswers.keySet().iterator(); it.hasNext(); ) {
+      if (it.next().nspace().equals(nspace)) {
+        it.remove();
+      }
+    }
+  }
+
+  /**
+   * Keeps {@code answer}, what a get of {@code key} of {@code proc} without directives is being
+   * given, for {@link #peerAnswer}: only for another process than this one, whose own values
+   * change without a write here. Progress thread only.
+   */
+  void rememberPeerAnswer(Proc proc, String key, Value answer) {
+    if (proc.isSpecialRank() || proc.equals(me)) {
+      return;
+    }
+    ConcurrentHashMap<String, Value> m = peerAnswers.get(proc);
+    if (m == null) {
+      m = new ConcurrentHashMap<>();
+      peerAnswers.put(proc, m);
+    }
+    m.put(key, answer);
   }
 
   /**
@@ -371,6 +433,7 @@ public final class DataStore {
     if (p.rank() == Proc.RANK_UNDEF) {
       p = target;
     }
+    peerAnswers.remove(p); // a rank's blob holds only its own data
     Map<String, Value> m = peers.computeIfAbsent(p, k -> new LinkedHashMap<>());
     byte[] prev = lastBlob.remove(p);
     if (prev != null

@@ -122,7 +122,9 @@ final class GetResolver implements SessionPart {
   /**
    * Gets {@code key} of {@code proc}: from the local store when it can, else from the server. Job
    * information of our own namespace (rank WILDCARD, no directives) is answered on the calling
-   * thread from the answers published at init ({@link DataStore#publishOwnJobAnswers}), and a
+   * thread from the answers published at init ({@link DataStore#publishOwnJobAnswers}), another
+   * process's key asked again without directives from the answer given the first time ({@link
+   * DataStore#peerAnswer}; not with a shared-memory store), and a
    * peer's modex key in a shared-memory store is read on the calling thread first, as libpmix's
    * client does ({@code _getfn_fastpath}): found, the future returned is complete already.
    */
@@ -136,6 +138,17 @@ final class GetResolver implements SessionPart {
       DataStore st = store;
       if (st != null && proc.nspace().equals(st.me().nspace())) {
         Value v = st.ownJobAnswer(key);
+        if (v != null) {
+          return CompletableFuture.completedFuture(v);
+        }
+      }
+    }
+    if (ds.isEmpty() && !proc.isSpecialRank() && !gds.attached()) {
+      // Asked before, and nothing written since: what the progress thread answered then
+      // (DataStore#peerAnswer). A shared-memory store is read on the caller below instead.
+      DataStore st = store;
+      if (st != null) {
+        Value v = st.peerAnswer(proc, key);
         if (v != null) {
           return CompletableFuture.completedFuture(v);
         }
@@ -221,7 +234,7 @@ final class GetResolver implements SessionPart {
     }
     DataStore.Lookup l = st.lookup(g.proc(), g.key(), g.directives());
     if (l instanceof DataStore.Lookup.Found found) {
-      completeGet(g.future(), found.value());
+      completeGet(g, found.value());
       return;
     }
     if (l instanceof DataStore.Lookup.Absent || connection.isStandalone()) {
@@ -240,7 +253,7 @@ final class GetResolver implements SessionPart {
           g,
           found -> {
             if (found != null) {
-              completeGet(g.future(), found);
+              completeGet(g, found);
             } else {
               askServer(g);
             }
@@ -336,16 +349,23 @@ final class GetResolver implements SessionPart {
         });
   }
 
-  /** Hands a found value to the caller, a compressed string expanded as C's get does. */
-  private void completeGet(CompletableFuture<Value> future, Value value) {
+  /**
+   * Hands a found value to the caller, a compressed string expanded as C's get does; without
+   * directives and a shared-memory store, the answer is kept for the same get asked again
+   * ({@link DataStore#peerAnswer}).
+   */
+  private void completeGet(GetRequest g, Value value) {
     Value v;
     try {
       v = CompressedStrings.expand(value);
     } catch (PmixException e) {
-      threads.fail(future, e);
+      threads.fail(g.future(), e);
       return;
     }
-    threads.complete(future, v);
+    if (g.directives().isEmpty() && !gds.attached()) {
+      store().rememberPeerAnswer(g.proc(), g.key(), v);
+    }
+    threads.complete(g.future(), v);
   }
 
   private void finishGet(GetRequest leader, GetQueue queue, @Nullable PmixException failure) {
@@ -356,14 +376,14 @@ final class GetResolver implements SessionPart {
     } else if (st != null
         && st.lookup(leader.proc(), leader.key(), leader.directives())
             instanceof DataStore.Lookup.Found found) {
-      completeGet(leader.future(), found.value());
+      completeGet(leader, found.value());
     } else if (st != null && readsShared(leader)) {
       // The server stored the data in the shared-memory store before answering: read it there.
       readShared(
           leader,
           v -> {
             if (v != null) {
-              completeGet(leader.future(), v);
+              completeGet(leader, v);
             } else {
               threads.fail(leader.future(), DataStore.notFound(leader.proc(), leader.key()));
             }

@@ -203,6 +203,63 @@ class DataStoreTest {
     assertNull(store.ownJobAnswer("pmix.job.size"));
   }
 
+  /**
+   * An answer kept for a peer's key (what the get was given) holds until that peer's data or its
+   * namespace's job data is written; none is kept for this process or a special rank, whose
+   * answers change without a write here.
+   */
+  @Test
+  void keptPeerAnswersAreDroppedByTheWritesTheyDependOn() {
+    Proc peer = Proc.of(NS, 2);
+    Proc elsewhere = Proc.of("other", 2);
+    store.rememberPeerAnswer(peer, "k", Value.of(1));
+    store.rememberPeerAnswer(elsewhere, "k", Value.of(3));
+    assertEquals(Value.of(1), store.peerAnswer(peer, "k"));
+    assertNull(store.peerAnswer(peer, "other.key"));
+    assertNull(store.peerAnswer(Proc.of(NS, 3), "k"));
+    store.ingestGetBlob(peerBlob(Proc.of(NS, 3), "k", Value.of(2)), Proc.of(NS, 3));
+    assertEquals(Value.of(1), store.peerAnswer(peer, "k"), "a blob of another peer");
+    store.ingestGetBlob(peerBlob(peer, "k", Value.of(2)), peer);
+    assertNull(store.peerAnswer(peer, "k"), "a blob of that peer");
+
+    store.rememberPeerAnswer(peer, "k", Value.of(1));
+    ByteBuf b = Unpooled.buffer();
+    new PmixWriter(b).pack(kv("pmix.job.size", Value.uint32(8)));
+    store.ingestJobData("other", new PmixReader(b.copy()));
+    assertEquals(Value.of(1), store.peerAnswer(peer, "k"), "job data of another namespace");
+    assertNull(store.peerAnswer(elsewhere, "k"), "job data of its namespace");
+    store.rememberPeerAnswer(elsewhere, "k", Value.of(3));
+    store.ingestJobData(NS, new PmixReader(b));
+    assertNull(store.peerAnswer(peer, "k"), "job data of its namespace");
+    assertNull(store.peerAnswer(elsewhere, "k"), "job data of this process's namespace");
+
+    store.rememberPeerAnswer(peer, "k", Value.of(1));
+    store.rememberPeerAnswer(elsewhere, "k", Value.of(3));
+    store.forgetNamespace("other");
+    assertNull(store.peerAnswer(elsewhere, "k"), "its namespace forgotten");
+    assertEquals(Value.of(1), store.peerAnswer(peer, "k"), "another namespace forgotten");
+
+    store.rememberPeerAnswer(peer, "k", Value.of(1));
+    store.clear();
+    assertNull(store.peerAnswer(peer, "k"), "the last finalize");
+    assertEquals(0, store.size());
+
+    store.rememberPeerAnswer(Proc.of(NS, 0), "k", Value.of(1));
+    store.rememberPeerAnswer(Proc.wildcard(NS), "k", Value.of(1));
+    assertNull(store.peerAnswer(Proc.of(NS, 0), "k"), "this process");
+    assertNull(store.peerAnswer(Proc.wildcard(NS), "k"), "a special rank");
+  }
+
+  private static byte[] peerBlob(Proc p, String key, Value v) {
+    ByteBuf b = Unpooled.buffer();
+    PmixWriter w = new PmixWriter(b);
+    w.pack(p);
+    w.pack(kv(key, v));
+    byte[] blob = new byte[b.readableBytes()];
+    b.readBytes(blob);
+    return blob;
+  }
+
   @Test
   void ownPutsAreSeenAtOnce() {
     miss(Proc.of(NS, 0), "my.key");
