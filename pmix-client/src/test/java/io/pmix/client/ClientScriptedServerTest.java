@@ -9,6 +9,7 @@ import io.pmix.client.internal.ClientHolder;
 import io.pmix.common.DataRange;
 import io.pmix.common.Event;
 import io.pmix.common.Info;
+import io.pmix.common.Keys;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Scope;
@@ -17,12 +18,13 @@ import io.pmix.common.Value;
 import io.pmix.common.internal.message.CommitRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
 import io.pmix.common.internal.message.LookupNbRequest;
-import io.pmix.common.internal.message.Request;
 import io.pmix.common.internal.message.ReqRequest;
+import io.pmix.common.internal.message.Request;
 import io.pmix.common.internal.message.UnpublishNbRequest;
 import io.pmix.common.internal.wire.Command;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.testing.ScriptedServer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -92,6 +94,40 @@ class ClientScriptedServerTest {
     // The first client's slot is 0: every frame carries it; FINALIZE is the last.
     assertTrue(server.frames.stream().allMatch(f -> f.pindex() == 0), server.frames::toString);
     assertEquals(Command.FINALIZE.code(), server.commands().get(server.commands().size() - 1));
+  }
+
+  /**
+   * A fence like the last one goes out with the same request (its bytes are reused), and one with
+   * other participants or directives with exactly those: the server decodes what each asked.
+   */
+  @Test
+  void eachFenceSendsItsOwnParticipantsAndDirectives() {
+    var unused = ClientHolder.init(server.clientEnvironment(1), List.of());
+    String ns = ScriptedServer.CLIENT_NSPACE;
+    Info collect = Info.of(Keys.COLLECT_DATA.name(), true);
+    List<FenceNbRequest> expected =
+        List.of(
+            new FenceNbRequest(List.of(Proc.wildcard(ns)), List.of()),
+            new FenceNbRequest(List.of(Proc.wildcard(ns)), List.of()),
+            new FenceNbRequest(List.of(Proc.wildcard(ns)), List.of(collect)),
+            new FenceNbRequest(List.of(Proc.wildcard(ns)), List.of(collect)),
+            new FenceNbRequest(List.of(Proc.of(ns, 0), Proc.of(ns, 1)), List.of(collect)),
+            new FenceNbRequest(List.of(Proc.wildcard(ns)), List.of()));
+    for (FenceNbRequest f : expected) {
+      PMIx.fence(f.procs(), f.directives().toArray(new Info[0]));
+    }
+    List<FenceNbRequest> sent = new ArrayList<>();
+    for (Request r : server.requests) {
+      if (r instanceof FenceNbRequest f) {
+        sent.add(f);
+      }
+    }
+    assertEquals(expected.size(), sent.size(), sent::toString);
+    for (int i = 0; i < expected.size(); i++) {
+      assertEquals(expected.get(i).procs(), sent.get(i).procs(), "fence " + i);
+      assertEquals(expected.get(i).directives(), sent.get(i).directives(), "fence " + i);
+    }
+    PMIx.finalize();
   }
 
   @Test

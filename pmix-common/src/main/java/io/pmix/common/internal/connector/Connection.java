@@ -8,6 +8,7 @@ import io.pmix.common.Status;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.internal.LazyLogger;
+import io.pmix.common.internal.message.FenceNbRequest;
 import io.pmix.common.internal.message.FinalizeRequest;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.ReqReply;
@@ -101,6 +102,13 @@ final class Connection implements SessionPart {
 
   private @Nullable ConnectorKind kind;
   private int pindex = -1;
+
+  /** The last fence sent and its payload, for {@link #body}; progress thread only. */
+  @Bookkept("session.lastFence")
+  private @Nullable FenceNbRequest lastFence;
+
+  @Bookkept("session.lastFence")
+  private byte @Nullable [] lastFenceBody;
   private boolean ready;
   private boolean finalizing;
 
@@ -140,9 +148,32 @@ final class Connection implements SessionPart {
       handler.onFailure(notConnected());
       return;
     }
-    WireBuffer body = messages.write(m);
+    WireBuffer body = body(m);
     int tag = router.post(handler);
     link.writeFrame(pindex, tag, body);
+  }
+
+  /**
+   * {@code m}'s payload. A fence like the last one sent (a job mostly fences the same way, again
+   * and again) reuses its bytes rather than packing the participants and directives again: most
+   * of a fence's client-side work while the code still runs interpreted.
+   */
+  private WireBuffer body(Message m) {
+    if (!(m instanceof FenceNbRequest f)) {
+      return messages.write(m);
+    }
+    FenceNbRequest last = lastFence;
+    byte[] bytes = lastFenceBody;
+    if (last != null
+        && bytes != null
+        && f.procs().equals(last.procs())
+        && f.directives().equals(last.directives())) {
+      return WireBuffer.wrap(bytes);
+    }
+    bytes = messages.write(m).toByteArray();
+    lastFence = f;
+    lastFenceBody = bytes;
+    return WireBuffer.wrap(bytes);
   }
 
   /** A request that has no reply (DEREGEVENTS); dropped when not connected. */
@@ -379,18 +410,19 @@ final class Connection implements SessionPart {
     }
 
     /**
-     * Sends a frame: the 16-byte header (docs/transport.md §5.1), then the payload, in one
-     * gathering write, so that they leave together as C peers send them.
+     * Sends a frame: the 16-byte header (docs/transport.md §5.1), then the payload, copied into one
+     * buffer and written at once, so that they leave together as C peers send them. (One buffer
+     * rather than a gathering write: the JDK's writev path copies each part into a temporary
+     * direct buffer of its own, and a frame is small.)
      */
     void writeFrame(int pindex, int tag, WireBuffer payload) {
       int n = payload.readableBytes();
-      ByteBuffer header = ByteBuffer.allocate(FrameDecoder.HEADER_LENGTH);
-      header.putInt(pindex).putInt(tag).putInt(n).putInt(0).flip();
-      if (n == 0) {
-        write(header);
-      } else {
-        write(header, payload.nioBuffer(payload.readerIndex(), n));
+      ByteBuffer frame = ByteBuffer.allocate(FrameDecoder.HEADER_LENGTH + n);
+      frame.putInt(pindex).putInt(tag).putInt(n).putInt(0);
+      if (n > 0) {
+        frame.put(payload.nioBuffer(payload.readerIndex(), n));
       }
+      write(frame.flip());
     }
 
     private void write(ByteBuffer... bufs) {
@@ -617,6 +649,8 @@ final class Connection implements SessionPart {
   private void onConnectionLost() {
     Link ch = channel;
     channel = null;
+    lastFence = null;
+    lastFenceBody = null;
     boolean wasReady = ready;
     ready = false;
     failInit(
@@ -702,6 +736,7 @@ final class Connection implements SessionPart {
     Link link = channel;
     m.put("session.connection", link != null && link.socket.isOpen() ? 1L : 0L);
     m.put("session.initInProgress", initFuture != null ? 1L : 0L);
+    m.put("session.lastFence", lastFence != null || lastFenceBody != null ? 1L : 0L);
     return m;
   }
 
@@ -716,6 +751,8 @@ final class Connection implements SessionPart {
   public void release() {
     channel = null;
     initFuture = null;
+    lastFence = null;
+    lastFenceBody = null;
     ready = false;
   }
 }
