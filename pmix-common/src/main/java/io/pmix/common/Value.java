@@ -205,6 +205,12 @@ public sealed interface Value
   }
 
   // ---- the records ----
+  // Those the library compares or hashes on its own paths (the scalars, strings, byte objects,
+  // PDATA, KVAL; Info, Key, DataArray, Proc elsewhere) write out equals and hashCode, with the
+  // generated ones' meaning (same record class, equal components, arrays by content): a record's
+  // generated ones bootstrap java.lang.invoke's ObjectMethods on first use, 20-30 ms of a fresh
+  // JVM's first PMIx.init (docs/architecture.md, "Start-up of the client"). The structured ones
+  // (App, Query, the stats, ...) keep the generated ones. ValueEqualityPropertiesTest checks all.
 
   /** PMIX_UNDEF: a value with no payload. */
   record Undef() implements Value {
