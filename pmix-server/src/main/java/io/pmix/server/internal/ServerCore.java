@@ -58,6 +58,7 @@ import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.modex.Modex;
 import io.pmix.server.internal.modex.ProcData;
 import java.lang.System.Logger.Level;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -114,6 +115,16 @@ public final class ServerCore {
   private final CompletableFuture<Void> storesClosed = new CompletableFuture<>();
   private final Map<Command, AtomicLong> requestCounts = new EnumMap<>(Command.class);
   private boolean stopping;
+
+  /**
+   * The last FENCENB decoded, with its bytes and wire format: a job's ranks send the same fence
+   * (same participants, same directives) again and again, so an equal payload reuses the
+   * immutable record instead of decoding it once more per arrival; progress thread only.
+   */
+  private byte @Nullable [] lastFenceBytes;
+
+  private @Nullable WireFormat lastFenceFormat;
+  private @Nullable Request lastFence;
 
   /**
    * A core for one server.
@@ -622,7 +633,10 @@ public final class ServerCore {
       Request request =
           cmd.get() == Command.GROUP_DESTRUCT
               ? GroupDestructRequest.decode(r, peer.majorVersion() >= 5)
-              : io.pmix.common.internal.message.Requests.decodeFields(cmd.get(), r, logWithTime);
+              : cmd.get() == Command.FENCENB
+                  ? fence(bytes, peer.format(), r)
+                  : io.pmix.common.internal.message.Requests.decodeFields(
+                      cmd.get(), r, logWithTime);
       route.handle(peer, tag, request);
     } catch (PmixException e) {
       LOG.log(Level.INFO, "malformed request (command {0}) from {1}: {2}", code, peer,
@@ -637,6 +651,19 @@ public final class ServerCore {
         Replies.status(peer, tag, Status.ERR_UNPACK_FAILURE);
       }
     }
+  }
+
+  /** A FENCENB's record: the last one's when {@code bytes} are its bytes in the same format. */
+  private Request fence(byte[] bytes, WireFormat format, PmixReader r) {
+    Request last = lastFence;
+    if (last != null && format.equals(lastFenceFormat) && Arrays.equals(bytes, lastFenceBytes)) {
+      return last;
+    }
+    Request q = io.pmix.common.internal.message.Requests.decodeFields(Command.FENCENB, r, true);
+    lastFence = q;
+    lastFenceBytes = bytes;
+    lastFenceFormat = format;
+    return q;
   }
 
   // ============================================================================================

@@ -240,6 +240,41 @@ class LifecycleTest {
     checkInvariants(2);
   }
 
+  /**
+   * A fence unlike the last one decoded, even of the same length, is decoded as itself (the
+   * server reuses the last fence's record only for the very same bytes): rank 0's fence of ranks
+   * 0 and 2 does not join the pending fence of ranks 1 and 2, which keeps waiting for rank 2.
+   */
+  @Test
+  void aFenceUnlikeTheLastIsDecodedAsItself() {
+    register("three", 3);
+    EmbeddedChannel r0 = connect("three", 0);
+    EmbeddedChannel r1 = connect("three", 1);
+    EmbeddedChannel r2 = connect("three", 2);
+    Consumer<PmixWriter> ranks12 = fenceOf(Proc.of("three", 1), Proc.of("three", 2));
+    Consumer<PmixWriter> ranks02 = fenceOf(Proc.of("three", 0), Proc.of("three", 2));
+    r1.writeInbound(command(130, FENCENB, ranks12));
+    r0.writeInbound(command(131, FENCENB, ranks02));
+    assertNull(r1.readOutbound(), "ranks 1 and 2's fence waits for rank 2");
+    assertNull(r0.readOutbound(), "ranks 0 and 2's fence waits for rank 2");
+    assertEquals(2, core.activeFences());
+    r2.writeInbound(command(132, FENCENB, ranks12));
+    r2.writeInbound(command(133, FENCENB, ranks02));
+    assertEquals(Status.SUCCESS, status(r1, 130));
+    assertEquals(Status.SUCCESS, status(r2, 132));
+    assertEquals(Status.SUCCESS, status(r0, 131));
+    assertEquals(Status.SUCCESS, status(r2, 133));
+    assertEquals(0, core.activeFences());
+  }
+
+  private static Consumer<PmixWriter> fenceOf(Proc... procs) {
+    return w -> {
+      w.packSize(procs.length);
+      w.pack(DataType.PROC, List.of(procs));
+      w.packSize(0);
+    };
+  }
+
   @Test
   void rankThatContributedKeepsItsContributionWhenItDies() {
     register("three", 3);
