@@ -39,6 +39,8 @@ import java.util.concurrent.TimeUnit;
 public final class SingleNodeSlurm implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SingleNodeSlurm.class.getName());
   private static final Duration DAEMON_STOP_WAIT = Duration.ofSeconds(10);
+  /** How long a leftover step daemon gets after SIGTERM (a hung one ignores it: seen in CI). */
+  private static final Duration STEP_STOP_WAIT = Duration.ofSeconds(2);
 
   private final Path dir;
   private final String node;
@@ -293,11 +295,69 @@ public final class SingleNodeSlurm implements AutoCloseable {
       stop(daemons.get(i));
     }
     daemons.clear();
+    stopLeftoverSteps();
     try {
       deleteTree(dir.resolve("tmp"));
     } catch (IOException e) {
       LOG.log(System.Logger.Level.WARNING, "cannot empty " + dir.resolve("tmp"), e);
     }
+  }
+
+  /**
+   * Ends the step daemons of this instance still running once its daemons are gone. Slurm 22.05's
+   * slurmstepd of a step cancelled under {@code --mpi=pmix} can hang for good (seen in CI: {@code
+   * [8.0]} of a job whose task was SIGKILLed, blocked on a futex, minutes after its job completed),
+   * and nothing else would end it. Ours are told apart by the {@code SLURM_CONF} they inherited
+   * from our slurmd; a process whose environment cannot be read is not ours to end.
+   */
+  private void stopLeftoverSteps() {
+    String stepd = realPath("slurmstepd");
+    String conf = "SLURM_CONF=" + conf();
+    List<ProcessHandle> ours =
+        ProcessHandle.allProcesses()
+            .filter(h -> h.info().command().map(stepd::equals).orElse(false))
+            .filter(h -> environmentHolds(h.pid(), conf))
+            .toList();
+    for (ProcessHandle h : ours) {
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "a Slurm step daemon (pid {0}) outlived its slurmd; ending it",
+          h.pid());
+      boolean unused = h.destroy();
+    }
+    for (ProcessHandle h : ours) {
+      try {
+        h.onExit().get(STEP_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (Exception e) {
+        boolean unused = h.destroyForcibly();
+      }
+    }
+  }
+
+  /** Whether process {@code pid}'s environment holds the entry {@code entry} ({@code K=V}). */
+  private static boolean environmentHolds(long pid, String entry) {
+    byte[] env;
+    try {
+      env = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
+    } catch (IOException | SecurityException e) {
+      return false;
+    }
+    String all = new String(env, UTF_8);
+    int from = 0;
+    while (from < all.length()) {
+      int end = all.indexOf('\0', from);
+      if (end < 0) {
+        end = all.length();
+      }
+      if (end - from == entry.length() && all.startsWith(entry, from)) {
+        return true;
+      }
+      from = end + 1;
+    }
+    return false;
   }
 
   /** Removes {@code p} and everything under it, if it exists. */
