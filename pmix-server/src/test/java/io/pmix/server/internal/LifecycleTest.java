@@ -102,6 +102,16 @@ class LifecycleTest {
     return ch;
   }
 
+  /** Registers {@code nspace} with {@code n} local ranks and connects each, rank 0 first. */
+  private EmbeddedChannel[] job(String nspace, int n) {
+    register(nspace, n);
+    EmbeddedChannel[] ranks = new EmbeddedChannel[n];
+    for (int r = 0; r < n; r++) {
+      ranks[r] = connect(nspace, r);
+    }
+    return ranks;
+  }
+
   private static Status status(EmbeddedChannel ch, int tag) {
     return new PmixReader(Unpooled.wrappedBuffer(readFrame(ch, tag))).unpackStatus();
   }
@@ -247,23 +257,20 @@ class LifecycleTest {
    */
   @Test
   void aFenceUnlikeTheLastIsDecodedAsItself() {
-    register("three", 3);
-    EmbeddedChannel r0 = connect("three", 0);
-    EmbeddedChannel r1 = connect("three", 1);
-    EmbeddedChannel r2 = connect("three", 2);
+    EmbeddedChannel[] r = job("three", 3);
     Consumer<PmixWriter> ranks12 = fenceOf(Proc.of("three", 1), Proc.of("three", 2));
     Consumer<PmixWriter> ranks02 = fenceOf(Proc.of("three", 0), Proc.of("three", 2));
-    r1.writeInbound(command(130, FENCENB, ranks12));
-    r0.writeInbound(command(131, FENCENB, ranks02));
-    assertNull(r1.readOutbound(), "ranks 1 and 2's fence waits for rank 2");
-    assertNull(r0.readOutbound(), "ranks 0 and 2's fence waits for rank 2");
+    r[1].writeInbound(command(130, FENCENB, ranks12));
+    r[0].writeInbound(command(131, FENCENB, ranks02));
+    assertNull(r[1].readOutbound(), "ranks 1 and 2's fence waits for rank 2");
+    assertNull(r[0].readOutbound(), "ranks 0 and 2's fence waits for rank 2");
     assertEquals(2, core.activeFences());
-    r2.writeInbound(command(132, FENCENB, ranks12));
-    r2.writeInbound(command(133, FENCENB, ranks02));
-    assertEquals(Status.SUCCESS, status(r1, 130));
-    assertEquals(Status.SUCCESS, status(r2, 132));
-    assertEquals(Status.SUCCESS, status(r0, 131));
-    assertEquals(Status.SUCCESS, status(r2, 133));
+    r[2].writeInbound(command(132, FENCENB, ranks12));
+    r[2].writeInbound(command(133, FENCENB, ranks02));
+    assertEquals(Status.SUCCESS, status(r[1], 130));
+    assertEquals(Status.SUCCESS, status(r[2], 132));
+    assertEquals(Status.SUCCESS, status(r[0], 131));
+    assertEquals(Status.SUCCESS, status(r[2], 133));
     assertEquals(0, core.activeFences());
   }
 
@@ -277,57 +284,48 @@ class LifecycleTest {
 
   @Test
   void rankThatContributedKeepsItsContributionWhenItDies() {
-    register("three", 3);
-    EmbeddedChannel r0 = connect("three", 0);
-    EmbeddedChannel r1 = connect("three", 1);
-    EmbeddedChannel r2 = connect("three", 2);
-    r0.writeInbound(command(110, FENCENB, wildcardFence("three")));
-    close(r0);
+    EmbeddedChannel[] r = job("three", 3);
+    r[0].writeInbound(command(110, FENCENB, wildcardFence("three")));
+    close(r[0]);
     assertEquals(1, core.activeFences());
-    r1.writeInbound(command(111, FENCENB, wildcardFence("three")));
-    r2.writeInbound(command(112, FENCENB, wildcardFence("three")));
-    assertEquals(Status.SUCCESS, status(r1, 111));
-    assertEquals(Status.SUCCESS, status(r2, 112));
+    r[1].writeInbound(command(111, FENCENB, wildcardFence("three")));
+    r[2].writeInbound(command(112, FENCENB, wildcardFence("three")));
+    assertEquals(Status.SUCCESS, status(r[1], 111));
+    assertEquals(Status.SUCCESS, status(r[2], 112));
   }
 
   @Test
   void deathOfAWaitedRankFailsTheFenceAndARelaunchedRankIsWaitedForAgain() {
-    register("three", 3);
-    EmbeddedChannel r0 = connect("three", 0);
-    EmbeddedChannel r1 = connect("three", 1);
-    EmbeddedChannel unused2 = connect("three", 2);
-    r1.writeInbound(command(120, FENCENB, wildcardFence("three")));
-    close(r0);
+    EmbeddedChannel[] r = job("three", 3);
+    r[1].writeInbound(command(120, FENCENB, wildcardFence("three")));
+    close(r[0]);
     assertEquals(1, core.activeFences()); // rank 2 still missing
     // rank 0 is registered again and restarted before rank 2 arrives: it is waited for again.
     assertEquals(Status.SUCCESS, core.registerClient(Proc.of("three", 0), UID, GID, null));
     assertEquals(3, ns("three").nlocalprocs());
     EmbeddedChannel r0b = connect("three", 0);
-    unused2.writeInbound(command(121, FENCENB, wildcardFence("three")));
-    assertNull(r1.readOutbound());
+    r[2].writeInbound(command(121, FENCENB, wildcardFence("three")));
+    assertNull(r[1].readOutbound());
     r0b.writeInbound(command(122, FENCENB, wildcardFence("three")));
-    assertEquals(Status.SUCCESS, status(r1, 120));
+    assertEquals(Status.SUCCESS, status(r[1], 120));
     assertEquals(Status.SUCCESS, status(r0b, 122));
-    assertEquals(Status.SUCCESS, status(unused2, 121));
+    assertEquals(Status.SUCCESS, status(r[2], 121));
   }
 
   @Test
   void relaunchedRankContributesAgainInsteadOfItsDeadPredecessor() {
-    register("three", 3);
-    EmbeddedChannel r0 = connect("three", 0);
-    EmbeddedChannel r1 = connect("three", 1);
-    EmbeddedChannel r2 = connect("three", 2);
-    r0.writeInbound(command(190, FENCENB, wildcardFence("three")));
-    close(r0); // contributed, then died: the contribution stands ...
+    EmbeddedChannel[] r = job("three", 3);
+    r[0].writeInbound(command(190, FENCENB, wildcardFence("three")));
+    close(r[0]); // contributed, then died: the contribution stands ...
     // ... until the rank is started anew: its new process will run the fence again.
     assertEquals(Status.SUCCESS, core.registerClient(Proc.of("three", 0), UID, GID, null));
     EmbeddedChannel r0b = connect("three", 0);
-    r1.writeInbound(command(191, FENCENB, wildcardFence("three")));
-    r2.writeInbound(command(192, FENCENB, wildcardFence("three")));
-    assertNull(r1.readOutbound(), "the new rank 0 has not arrived yet");
+    r[1].writeInbound(command(191, FENCENB, wildcardFence("three")));
+    r[2].writeInbound(command(192, FENCENB, wildcardFence("three")));
+    assertNull(r[1].readOutbound(), "the new rank 0 has not arrived yet");
     r0b.writeInbound(command(193, FENCENB, wildcardFence("three")));
-    assertEquals(Status.SUCCESS, status(r1, 191));
-    assertEquals(Status.SUCCESS, status(r2, 192));
+    assertEquals(Status.SUCCESS, status(r[1], 191));
+    assertEquals(Status.SUCCESS, status(r[2], 192));
     assertEquals(Status.SUCCESS, status(r0b, 193));
     assertEquals(0, core.activeFences());
   }
