@@ -40,13 +40,18 @@ import org.jspecify.annotations.Nullable;
  * class path. Measured on a 2-core machine (JDK 17, {@code bin/bench-client}, the C client
  * alongside, one sitting under load): one rank alone under libpmix's host server, a median first
  * init of 56-63 ms (220-330 ms when the client used Netty); two ranks starting at once, 105 ms
- * each (C: 2 ms); two ranks under Open MPI's mpirun, 230-250 ms each (C: 11 ms; there the
- * shared-memory reader loads JNA, about 80 ms of a fresh JVM, before the handshake). To make that
- * load cheaper, the first use of JNA sets two of JNA's system properties when the application has
- * not: {@code jna.platform.library.path} (the linker's directories, so that JNA does not run
- * {@code /sbin/ldconfig -p}) and {@code jna.boot.library.path} (a verified copy of JNA's native
- * part kept in {@code ~/.cache/pmix-java/jna}, so that it is not unpacked again at every start);
- * measured, 126-142 ms before and 97-99 ms after for a fresh JVM loading libc through JNA. What an
+ * each (C: 2 ms); two ranks under Open MPI's mpirun, 230-250 ms each (C: 11 ms) while the
+ * shared-memory reader's locks went through JNA, about 80 ms of a fresh JVM before the handshake.
+ * They now go through a small native library of pmix-java's own ({@code libpmixjava}, in
+ * pmix-common's jar for the build machine's architecture, loaded from a verified copy kept in
+ * {@code ~/.cache/pmix-java/native}), which a fresh JVM loads and calls in about 1 ms: one rank's
+ * first init under mpirun, median 246 -> 164 ms (6 runs a side). Where that library does not load
+ * (another architecture), the locks fall back to JNA, whose first use sets two of JNA's system
+ * properties when the application has not: {@code jna.platform.library.path} (the linker's
+ * directories, so that JNA does not run {@code /sbin/ldconfig -p}) and {@code
+ * jna.boot.library.path} (a verified copy of JNA's native part kept in {@code
+ * ~/.cache/pmix-java/jna}); measured, 126-142 ms before and 97-99 ms after for a fresh JVM loading
+ * libc through JNA. What an
  * application can do: class-data sharing. Run once with {@code -XX:ArchiveClassesAtExit=app.jsa}
  * (JDK 19 and later: {@code -XX:+AutoCreateSharedArchive -XX:SharedArchiveFile=app.jsa} does both
  * steps), then start with {@code -XX:SharedArchiveFile=app.jsa}: the single rank's first init
@@ -65,9 +70,10 @@ import org.jspecify.annotations.Nullable;
  * 146 µs (C: 144). An application that mostly waits on PMIx calls and does little computing of
  * its own may prefer that flag; one with hot code of its own loses C2's peak performance by it.
  *
- * <p>On JDK 22 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
- * JNA is in): the shared-memory reader loads JNA, whose {@code System.load} is a restricted
- * method, and without the option the JVM prints four warning lines on stderr at the first init.
+ * <p>On JDK 24 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
+ * pmix-common is in): the shared-memory reader loads a native library ({@code libpmixjava}, or
+ * JNA's), and {@code System.load} is a restricted method there (JEP 472); without the option the
+ * JVM prints four warning lines on stderr at the first init (seen with JDK 25).
  * Nothing else of this library warns there: on JDK 22 and later its store mappings are unmapped
  * through {@code java.lang.foreign.Arena}, not {@code sun.misc.Unsafe}.
  *

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Timeout;
  * and the classes taken from the class path stay far below the ~1,000 the Netty connector needed.
  * No record's generated {@code equals}, {@code hashCode} or {@code toString} may run either, in
  * the ranks or in pmixrun's server: the value types write theirs out (docs/architecture.md,
- * "Start-up of the client").
+ * "Start-up of the client"). The ranks attach the ds21 store and lock it through pmix-java's own
+ * native library, loading no JNA class.
  */
 @Timeout(120)
 class ClientStartupIT {
@@ -79,6 +80,15 @@ class ClientStartupIT {
           lines,
           " java.lang.runtime.ObjectMethods ",
           log + ": a record's generated equals/hashCode/toString ran in a client cycle");
+      // The shared-memory reader's locks go through pmix-java's own native library: JNA's first
+      // call costs a fresh JVM ~60 ms, the library's ~1 ms (issue #15).
+      assertTrue(
+          lines.stream().anyMatch(l -> l.contains(" io.pmix.common.internal.gds.Ds21Lock ")),
+          log + ": the rank did not attach pmixrun's ds21 store");
+      assertTrue(
+          lines.stream().anyMatch(l -> l.contains(" io.pmix.common.internal.gds.JniPthreads ")),
+          log + ": the ds21 locks did not go through libpmixjava");
+      assertNoneLoaded(lines, " com.sun.jna.", log + ": JNA classes loaded by a client");
       long app = lines.stream().filter(l -> l.contains("source: file:")).count();
       assertTrue(
           app <= MAX_APP_CLASSES,

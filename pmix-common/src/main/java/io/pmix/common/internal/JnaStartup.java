@@ -2,26 +2,14 @@ package io.pmix.common.internal;
 
 import io.pmix.common.internal.connector.LocalProcess;
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.System.Logger.Level;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.CodeSource;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.zip.CRC32;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipFile;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,13 +28,9 @@ import org.jspecify.annotations.Nullable;
  *       and the system's default ones: what the subprocess would have listed, without it.
  *   <li><b>Unpacking its native part</b> ({@code libjnidispatch.so}) from its jar to a new
  *       temporary file at every start, named through {@code SecureRandom} (which initializes the
- *       JDK's security providers). This keeps one copy per content in the user's own cache
- *       directory ({@code $XDG_CACHE_HOME} or {@code ~/.cache}, {@code pmix-java/jna/}; a
- *       directory only the user may write) and points {@code jna.boot.library.path} at it, when
- *       nobody has set that property. The copy is checked against the size and CRC-32 the jar's
- *       directory gives for it at every start, so a stale or damaged one is replaced; writes go
- *       through a temporary name and an atomic rename, so processes starting together never load
- *       a partial file.
+ *       JDK's security providers). This keeps one verified copy in the user's own cache ({@link
+ *       NativeCache}, {@code pmix-java/jna/}) and points {@code jna.boot.library.path} at it,
+ *       when nobody has set that property.
  * </ul>
  *
  * <p>Whatever fails here (no home directory, a read-only one, a directory someone else owns)
@@ -83,11 +67,18 @@ public final class JnaStartup {
         System.setProperty(PLATFORM_PATH, String.join(":", platformPath(Path.of("/"), arch[0])));
       }
       if (System.getProperty(BOOT_PATH) == null && System.getProperty("jna.nounpack") == null) {
-        Path root = cacheRoot(System.getenv());
-        Path jar = jnaJar();
-        if (root != null && jar != null) {
-          Path dir = cachedCopy(root, jar, "com/sun/jna/" + arch[1] + "/libjnidispatch.so",
-              LocalProcess.effectiveIds()[0]);
+        Path root = NativeCache.cacheRoot(System.getenv());
+        // Loading the interface does not initialize JNA (that is what must come after prepare).
+        Path jar = NativeCache.codeSourceOf(com.sun.jna.Library.class);
+        if (root != null && jar != null && Files.isRegularFile(jar)) {
+          Path dir =
+              NativeCache.cachedCopy(
+                  root,
+                  "jna",
+                  jar,
+                  "com/sun/jna/" + arch[1] + "/libjnidispatch.so",
+                  "libjnidispatch.so",
+                  LocalProcess.effectiveIds()[0]);
           if (dir != null) {
             System.setProperty(BOOT_PATH, dir.toString());
           }
@@ -211,94 +202,5 @@ public final class JnaStartup {
       case "riscv64" -> new String[] {"riscv64-linux-gnu", "linux-riscv64"};
       default -> null;
     };
-  }
-
-  /** Where the user's cache lives ({@code $XDG_CACHE_HOME}, else {@code ~/.cache}), or null. */
-  static @Nullable Path cacheRoot(Map<String, String> env) {
-    String xdg = env.get("XDG_CACHE_HOME");
-    if (xdg != null && xdg.startsWith("/")) {
-      return Path.of(xdg);
-    }
-    String home = System.getProperty("user.home");
-    if (home == null || !home.startsWith("/")) {
-      return null;
-    }
-    return Path.of(home, ".cache");
-  }
-
-  /** The jar JNA's classes come from, or null (not from a jar file, or not found). */
-  static @Nullable Path jnaJar() {
-    try {
-      // Loading the interface does not initialize JNA (that is what must come after prepare).
-      CodeSource cs = com.sun.jna.Library.class.getProtectionDomain().getCodeSource();
-      if (cs == null || cs.getLocation() == null || !"file".equals(cs.getLocation().getProtocol())) {
-        return null;
-      }
-      Path jar = Path.of(cs.getLocation().toURI());
-      return Files.isRegularFile(jar) ? jar : null;
-    } catch (URISyntaxException | RuntimeException | LinkageError e) {
-      return null;
-    }
-  }
-
-  /**
-   * The directory under {@code root} holding the jar's {@code entry} as {@code libjnidispatch.so},
-   * written there if missing or different; null if it cannot be, if the jar has no such entry, or
-   * if a directory on the way is not {@code uid}'s alone (another user could then swap the library
-   * we load). The copy is checked against the entry's size and CRC-32 from the jar's directory (the
-   * class loader has read that directory already: nothing is inflated unless the copy is written).
-   */
-  static @Nullable Path cachedCopy(Path root, Path jar, String entry, int uid) {
-    try (ZipFile zip = new ZipFile(jar.toFile())) {
-      ZipEntry e = zip.getEntry(entry);
-      if (e == null || e.getSize() < 0 || e.getSize() > Integer.MAX_VALUE || e.getCrc() < 0) {
-        return null;
-      }
-      String id = Long.toHexString(e.getCrc()) + "-" + e.getSize();
-      Path base = root.resolve("pmix-java").resolve("jna");
-      Path dir = base.resolve(id);
-      Path file = dir.resolve("libjnidispatch.so");
-      Files.createDirectories(
-          dir,
-          PosixFilePermissions.asFileAttribute(
-              EnumSet.of(
-                  PosixFilePermission.OWNER_READ,
-                  PosixFilePermission.OWNER_WRITE,
-                  PosixFilePermission.OWNER_EXECUTE)));
-      for (Path d : List.of(root.resolve("pmix-java"), base, dir)) {
-        if (!privateTo(d, uid)) {
-          return null;
-        }
-      }
-      if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) == e.getSize()) {
-        CRC32 crc = new CRC32();
-        crc.update(Files.readAllBytes(file));
-        if (crc.getValue() == e.getCrc()) {
-          return dir;
-        }
-      }
-      byte[] lib;
-      try (InputStream in = zip.getInputStream(e)) {
-        lib = in.readAllBytes();
-      }
-      // A name no other process uses, without SecureRandom (what this class avoids).
-      Path tmp = dir.resolve("libjnidispatch.so." + ProcessHandle.current().pid() + ".tmp");
-      Files.write(tmp, lib);
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      return dir;
-    } catch (IOException | RuntimeException e) {
-      LOG.log(Level.DEBUG, "no cached copy of JNA's native part under " + root, e);
-      return null;
-    }
-  }
-
-  /** Whether {@code d} is a real directory owned by {@code uid} that nobody else may write. */
-  private static boolean privateTo(Path d, int uid) throws IOException {
-    Map<String, Object> a = Files.readAttributes(d, "unix:uid,mode,isDirectory", LinkOption.NOFOLLOW_LINKS);
-    return Boolean.TRUE.equals(a.get("isDirectory"))
-        && a.get("uid") instanceof Integer o
-        && o == uid
-        && a.get("mode") instanceof Integer mode
-        && (mode & 022) == 0;
   }
 }

@@ -1,31 +1,25 @@
 package io.pmix.common.internal;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.pmix.common.internal.connector.LocalProcess;
 import io.pmix.common.testing.TestTiming;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link JnaStartup}: the search path it gives JNA in place of ldconfig's, the cached copy of
- * JNA's native part, and, in a fresh JVM, that JNA then loads without spawning ldconfig or
- * unpacking to a temporary file, and that properties an application set are left alone.
+ * {@link JnaStartup}: the search path it gives JNA in place of ldconfig's and, in a fresh JVM, that
+ * JNA then loads from the cached copy of its native part ({@link NativeCacheTest}) without spawning
+ * ldconfig or unpacking to a temporary file, and that properties an application set are left
+ * alone.
  */
 class JnaStartupTest {
-  private static final int UID = LocalProcess.effectiveIds()[0];
 
   @Test
   void theSearchPathListsLdConfsDirectoriesThenTheDefaultsThatExist(@TempDir Path root)
@@ -60,67 +54,6 @@ class JnaStartupTest {
     Files.createDirectories(root.resolve("lib"));
     Files.writeString(root.resolve("etc/ld.so.conf"), "include ld.so.conf\n/lib\n");
     assertEquals(List.of("/lib"), JnaStartup.platformPath(root, null));
-  }
-
-  private static final String ENTRY = "com/sun/jna/linux-x86-64/libjnidispatch.so";
-
-  /** A jar holding {@code lib} as JNA's native part. */
-  private static Path jar(Path dir, byte[] lib) throws Exception {
-    Path jar = dir.resolve("jna.jar");
-    try (var out = new java.util.zip.ZipOutputStream(Files.newOutputStream(jar))) {
-      out.putNextEntry(new java.util.zip.ZipEntry(ENTRY));
-      out.write(lib);
-      out.closeEntry();
-    }
-    return jar;
-  }
-
-  @Test
-  void theCopyIsWrittenOnceReusedAndReplacedWhenItDiffers(@TempDir Path tmp) throws Exception {
-    byte[] lib = "not really an ELF file".getBytes(StandardCharsets.US_ASCII);
-    Path root = tmp.resolve("cache");
-    Path jar = jar(tmp, lib);
-    Path dir = JnaStartup.cachedCopy(root, jar, ENTRY, UID);
-    assertNotNull(dir);
-    Path file = dir.resolve("libjnidispatch.so");
-    assertArrayEquals(lib, Files.readAllBytes(file));
-    assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
-    long written = Files.getLastModifiedTime(file).toMillis();
-
-    Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(written - 60_000));
-    assertEquals(dir, JnaStartup.cachedCopy(root, jar, ENTRY, UID));
-    assertEquals(written - 60_000, Files.getLastModifiedTime(file).toMillis(), "rewritten");
-
-    // Same length, other bytes (a damaged copy): replaced.
-    byte[] damaged = lib.clone();
-    damaged[3] ^= 1;
-    Files.write(file, damaged);
-    assertEquals(dir, JnaStartup.cachedCopy(root, jar, ENTRY, UID));
-    assertArrayEquals(lib, Files.readAllBytes(file));
-    try (var s = Files.list(dir)) {
-      assertEquals(List.of(file), s.toList(), "no temporary file left");
-    }
-    assertNull(JnaStartup.cachedCopy(root, jar, "com/sun/jna/other/libjnidispatch.so", UID));
-  }
-
-  @Test
-  void aDirectoryOthersMayWriteOrAnotherOwnerIsNotUsed(@TempDir Path tmp) throws Exception {
-    Path root = tmp.resolve("cache");
-    Path jar = jar(tmp, new byte[] {1, 2, 3});
-    Path shared = Files.createDirectories(root.resolve("pmix-java"));
-    Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxrwxrwx"));
-    assertNull(JnaStartup.cachedCopy(root, jar, ENTRY, UID));
-    Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxr-xr-x"));
-    assertNotNull(JnaStartup.cachedCopy(root, jar, ENTRY, UID));
-    assertNull(JnaStartup.cachedCopy(root, jar, ENTRY, UID + 1), "owned by someone else");
-  }
-
-  @Test
-  void theCacheIsTheXdgOneElseTheHomeOne() {
-    assertEquals(Path.of("/x/cache"), JnaStartup.cacheRoot(Map.of("XDG_CACHE_HOME", "/x/cache")));
-    assertEquals(
-        Path.of(System.getProperty("user.home"), ".cache"),
-        JnaStartup.cacheRoot(Map.of("XDG_CACHE_HOME", "relative")));
   }
 
   @Test

@@ -5,6 +5,7 @@ import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.NativeLong;
 import io.pmix.common.internal.JnaStartup;
+import io.pmix.common.internal.SockDiagCall;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetSocketAddress;
@@ -12,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The owner of one TCP socket, asked of the Linux kernel through netlink {@code sock_diag}
@@ -19,8 +21,9 @@ import java.util.OptionalInt;
  * and the kernel looks that one socket up in its hash tables and answers with one {@code
  * inet_diag_msg} (or an error), whatever the number of sockets on the host. Reading {@code
  * /proc/net/tcp} instead costs time in proportion to every TCP socket of the host (issue #19:
- * a legitimate tool waited 80 s behind 10,000 hostile connections). Reached through JNA's libc
- * binding (no JNI of our own); the structures are those of {@code linux/netlink.h}, {@code
+ * a legitimate tool waited 80 s behind 10,000 hostile connections). Reached through pmix-java's
+ * own native library ({@link SockDiagCall}), or JNA's libc binding where that does not load (JNA's
+ * first call costs a fresh JVM ~60 ms, the library's ~1 ms); the structures are those of {@code linux/netlink.h}, {@code
  * linux/sock_diag.h} and {@code linux/inet_diag.h}, which are kernel ABI. Stateless and
  * thread-safe: each lookup opens, uses and closes its own netlink socket.
  */
@@ -45,42 +48,111 @@ final class SockDiag {
   /** Where {@code idiag_uid} is in a reply: after the header, 4 bytes, the sockid, 3 words. */
   private static final int UID_OFFSET = NLMSG_HDRLEN + 4 + 48 + 12;
 
-  /** The functions of libc used here; errors through errno ({@link LastErrorException}). */
-  interface LibC extends Library {
-    int socket(int domain, int type, int protocol) throws LastErrorException;
-
-    int setsockopt(int fd, int level, int name, byte[] value, int length)
-        throws LastErrorException;
-
-    NativeLong send(int fd, byte[] buf, NativeLong length, int flags) throws LastErrorException;
-
-    NativeLong recv(int fd, byte[] buf, NativeLong length, int flags) throws LastErrorException;
-
-    int close(int fd) throws LastErrorException;
+  /** One request/answer exchange with the kernel; throws {@link IllegalStateException}. */
+  interface Exchange {
+    /** Sends {@code request}, receives one answer into {@code reply}; its length. */
+    int exchange(byte[] request, byte[] reply, Duration wait);
   }
 
-  /** Loads libc once, when first needed. */
-  private static final class Holder {
-    static final LibC C = Native.load("c", LibC.class);
+  /** Through pmix-java's own native library ({@link SockDiagCall}). */
+  static final Exchange JNI =
+      new Exchange() {
+        @Override
+        public int exchange(byte[] request, byte[] reply, Duration wait) {
+          int n = SockDiagCall.exchange(request, reply, micros(wait));
+          if (n < 0) {
+            throw new IllegalStateException("netlink sock_diag: errno " + -n);
+          }
+          return n;
+        }
+      };
+
+  /** Through JNA's libc binding: where the native library does not load. */
+  static final class Jna implements Exchange {
+    /** The functions of libc used here; errors through errno ({@link LastErrorException}). */
+    interface LibC extends Library {
+      int socket(int domain, int type, int protocol) throws LastErrorException;
+
+      int setsockopt(int fd, int level, int name, byte[] value, int length)
+          throws LastErrorException;
+
+      NativeLong send(int fd, byte[] buf, NativeLong length, int flags) throws LastErrorException;
+
+      NativeLong recv(int fd, byte[] buf, NativeLong length, int flags) throws LastErrorException;
+
+      int close(int fd) throws LastErrorException;
+    }
+
+    /** Loads libc once, when first needed. */
+    private static final class Holder {
+      static final LibC C;
+
+      static {
+        // Before any JNA class initializes: see there.
+        JnaStartup.prepare();
+        C = Native.load("c", LibC.class);
+      }
+    }
+
+    /** Loads JNA's libc binding, or throws {@link LinkageError}. */
+    Jna() {
+      if (Holder.C == null) {
+        throw new LinkageError("no libc through JNA");
+      }
+    }
+
+    @Override
+    public int exchange(byte[] request, byte[] reply, Duration wait) {
+      LibC c = Holder.C;
+      int fd;
+      try {
+        fd = c.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+      } catch (LastErrorException e) {
+        throw new IllegalStateException("netlink sock_diag socket: errno " + e.getErrorCode(), e);
+      }
+      try {
+        int unused = c.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, timeval(wait), 16);
+        long sent = c.send(fd, request, new NativeLong(request.length), 0).longValue();
+        if (sent != request.length) {
+          throw new IllegalStateException("netlink sock_diag took " + sent + " bytes");
+        }
+        return (int) c.recv(fd, reply, new NativeLong(reply.length), 0).longValue();
+      } catch (LastErrorException e) {
+        throw new IllegalStateException("netlink sock_diag: errno " + e.getErrorCode(), e);
+      } finally {
+        try {
+          int unused = c.close(fd);
+        } catch (LastErrorException e) {
+          // Nothing left to do with it.
+        }
+      }
+    }
   }
 
-  static {
-    // Before any JNA class initializes: see there.
-    JnaStartup.prepare();
+  /** The process's way to the kernel, chosen on first use: the native library, else JNA. */
+  private static final class Chosen {
+    static final @Nullable Exchange VIA = choose();
+
+    private static @Nullable Exchange choose() {
+      if (!System.getProperty("os.name", "").startsWith("Linux")) {
+        return null;
+      }
+      if (SockDiagCall.available()) {
+        return JNI;
+      }
+      try {
+        return new Jna();
+      } catch (LinkageError | RuntimeException e) {
+        return null;
+      }
+    }
   }
 
   private SockDiag() {}
 
-  /** Whether netlink sock_diag can be asked here (Linux, libc reachable through JNA). */
+  /** Whether netlink sock_diag can be asked here (Linux, and a way to libc's calls). */
   static boolean available() {
-    if (!System.getProperty("os.name", "").startsWith("Linux")) {
-      return false;
-    }
-    try {
-      return Holder.C != null;
-    } catch (LinkageError e) {
-      return false;
-    }
+    return Chosen.VIA != null;
   }
 
   /**
@@ -92,32 +164,20 @@ final class SockDiag {
    * @throws IllegalStateException if the kernel cannot be asked (no netlink, an unexpected answer)
    */
   static OptionalInt ownerUid(InetSocketAddress local, InetSocketAddress remote, Duration wait) {
+    Exchange via = Chosen.VIA;
+    if (via == null) {
+      throw new IllegalStateException("netlink sock_diag is not reachable here");
+    }
+    return ownerUid(via, local, remote, wait);
+  }
+
+  /** {@link #ownerUid(InetSocketAddress, InetSocketAddress, Duration)} through {@code via}. */
+  static OptionalInt ownerUid(
+      Exchange via, InetSocketAddress local, InetSocketAddress remote, Duration wait) {
     byte[] request = request(local, remote);
-    LibC c = Holder.C;
-    int fd;
-    try {
-      fd = c.socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    } catch (LastErrorException e) {
-      throw new IllegalStateException("netlink sock_diag socket: errno " + e.getErrorCode(), e);
-    }
-    try {
-      int unused = c.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, timeval(wait), 16);
-      long sent = c.send(fd, request, new NativeLong(request.length), 0).longValue();
-      if (sent != request.length) {
-        throw new IllegalStateException("netlink sock_diag took " + sent + " bytes");
-      }
-      byte[] reply = new byte[8192];
-      long n = c.recv(fd, reply, new NativeLong(reply.length), 0).longValue();
-      return parse(ByteBuffer.wrap(reply, 0, (int) n).order(ByteOrder.nativeOrder()));
-    } catch (LastErrorException e) {
-      throw new IllegalStateException("netlink sock_diag: errno " + e.getErrorCode(), e);
-    } finally {
-      try {
-        int unused = c.close(fd);
-      } catch (LastErrorException e) {
-        // Nothing left to do with it.
-      }
-    }
+    byte[] reply = new byte[8192];
+    int n = via.exchange(request, reply, wait);
+    return parse(ByteBuffer.wrap(reply, 0, n).order(ByteOrder.nativeOrder()));
   }
 
   /** The request for the one socket {@code local} → {@code remote}. */
@@ -167,9 +227,14 @@ final class SockDiag {
     return OptionalInt.of(reply.getInt(UID_OFFSET));
   }
 
+  /** The wait in microseconds, at least 1 ms. */
+  static long micros(Duration d) {
+    return Math.max(1000, d.toNanos() / 1000);
+  }
+
   /** A {@code struct timeval} of 64-bit seconds and microseconds (LP64 Linux). */
   private static byte[] timeval(Duration d) {
-    long micros = Math.max(1000, d.toNanos() / 1000);
+    long micros = micros(d);
     return ByteBuffer.allocate(16)
         .order(ByteOrder.nativeOrder())
         .putLong(micros / 1_000_000)

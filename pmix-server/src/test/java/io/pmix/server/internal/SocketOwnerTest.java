@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.pmix.common.internal.SockDiagCall;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -17,6 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The socket-owner lookup: netlink sock_diag names the same owner as the kernel's tables, knows
@@ -63,6 +66,34 @@ class SocketOwnerTest {
       assertEquals(OptionalInt.empty(),
           SockDiag.ownerUid(new InetSocketAddress(InetAddress.getLoopbackAddress(), 1), nowhere,
               Duration.ofSeconds(5)));
+    }
+  }
+
+  /**
+   * Both ways to the kernel (pmix-java's own native library, JNA where it does not load) name the
+   * owner of both ends of a connection and nothing for a missing socket; this build takes its own.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"jni", "jna"})
+  void eitherWayToTheKernelAnswersAlike(String way) throws IOException {
+    assumeTrue(SockDiag.available(), "netlink sock_diag needs Linux");
+    assertTrue(SockDiagCall.available(), "libpmixjava did not load in this build");
+    SockDiag.Exchange via = way.equals("jni") ? SockDiag.JNI : new SockDiag.Jna();
+    Duration wait = Duration.ofSeconds(5);
+    try (ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Socket client = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+        Socket accepted = listener.accept()) {
+      assertEquals(
+          OptionalInt.of(MY_UID), SockDiag.ownerUid(via, localOf(client), remoteOf(client), wait));
+      assertEquals(
+          OptionalInt.of(MY_UID),
+          SockDiag.ownerUid(via, localOf(accepted), remoteOf(accepted), wait));
+      InetSocketAddress nowhere =
+          new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+      assertEquals(
+          OptionalInt.empty(),
+          SockDiag.ownerUid(
+              via, new InetSocketAddress(InetAddress.getLoopbackAddress(), 1), nowhere, wait));
     }
   }
 

@@ -1,6 +1,5 @@
 package io.pmix.common.internal.gds;
 
-import com.sun.jna.Pointer;
 import java.time.Duration;
 
 /**
@@ -10,7 +9,7 @@ import java.time.Duration;
  */
 final class Ds12RwLock implements ReaderLock {
   private final Segment seg;
-  private final Pointer rwlock;
+  private final long rwlock;
 
   Ds12RwLock(Segment seg) {
     if (seg.size() < PosixLocks.RWLOCK_SIZE) {

@@ -1,6 +1,5 @@
 package io.pmix.common.internal.gds;
 
-import com.sun.jna.Pointer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.time.Duration;
@@ -29,8 +28,8 @@ final class Ds21Lock implements ReaderLock {
 
   private final Segment seg;
   private final LockSlots.Slot slot;
-  private final Pointer signal;
-  private final Pointer main;
+  private final long signal;
+  private final long main;
   private final String what;
 
   private Ds21Lock(Segment seg, LockSlots.Slot slot, long align, long mutexOffs) {

@@ -2,7 +2,6 @@ package io.pmix.common.internal.gds;
 
 import static java.util.Objects.requireNonNull;
 
-import com.sun.jna.Pointer;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
@@ -78,7 +77,8 @@ public final class DstoreWriter implements AutoCloseable {
   private final List<Segment> initial = new ArrayList<>();
   private final Map<String, Ns> namespaces = new LinkedHashMap<>();
   private final @Nullable Segment rwlockSegment;
-  private final @Nullable Pointer rwlock;
+  /** The address of ds12's rwlock; 0 for ds21. */
+  private final long rwlock;
   private boolean closed;
 
   /** What is written of one namespace. */
@@ -91,7 +91,8 @@ public final class DstoreWriter implements AutoCloseable {
     final List<Segment> data = new ArrayList<>();
     final Map<Long, Chain> ranks = new HashMap<>();
     @Nullable Segment lockSegment;
-    Pointer[] mutexes = new Pointer[0];
+    /** Addresses of its mutexes, signal and main alternating. */
+    long[] mutexes = new long[0];
     /** What a failure to take its mutexes names (made once: a write takes them all). */
     final String signalWhat;
     final String mainWhat;
@@ -140,7 +141,7 @@ public final class DstoreWriter implements AutoCloseable {
       WriterNatives.initRwlock(rwlock);
     } else {
       this.rwlockSegment = null;
-      this.rwlock = null;
+      this.rwlock = 0;
     }
   }
 
@@ -263,7 +264,7 @@ public final class DstoreWriter implements AutoCloseable {
       seg.putI32(Ds21Lock.NUM_LOCKS, n);
       seg.putU64(Ds21Lock.ALIGN_SIZE, MUTEX_ALIGN);
       seg.putU64(Ds21Lock.MUTEX_OFFS, mutexOffs);
-      Pointer[] m = new Pointer[2 * n];
+      long[] m = new long[2 * n];
       for (int i = 0; i < m.length; i++) {
         m[i] = PosixLocks.address(seg.buffer(), mutexOffs + MUTEX_ALIGN * i);
         WriterNatives.initMutex(m[i]);
@@ -324,7 +325,7 @@ public final class DstoreWriter implements AutoCloseable {
     if (ready.isEmpty()) {
       return;
     }
-    List<Pointer> held;
+    Held held;
     try {
       held = lock();
     } catch (RuntimeException e) {
@@ -561,7 +562,7 @@ public final class DstoreWriter implements AutoCloseable {
       return;
     }
     if (ns.entry >= 0) {
-      List<Pointer> held = lock();
+      Held held = lock();
       try {
         Where w = tableEntry(ns);
         w.seg().put(w.at(), new byte[DstoreReader.NS_INFO_SIZE]);
@@ -594,11 +595,11 @@ public final class DstoreWriter implements AutoCloseable {
    * mutex, so new readers stop and current ones are waited for; ds12 the directory's rwlock for
    * writing. Returns what is held, to release in reverse.
    */
-  private List<Pointer> lock() {
-    Pointer deadline = WriterNatives.timespec(Instant.now().plus(lockTimeout));
-    List<Pointer> held = new ArrayList<>();
+  private Held lock() {
+    Instant deadline = Instant.now().plus(lockTimeout);
+    Held held = new Held();
     try {
-      if (rwlock != null) {
+      if (rwlock != 0) {
         WriterNatives.writeLock(rwlock, deadline, "ds12 lock " + dir);
         held.add(rwlock);
         return held;
@@ -631,13 +632,26 @@ public final class DstoreWriter implements AutoCloseable {
     }
   }
 
-  private void unlock(List<Pointer> held) {
-    for (int i = held.size() - 1; i >= 0; i--) {
-      if (rwlock != null) {
-        WriterNatives.unlockRwlock(held.get(i), "ds12 lock " + dir);
+  private void unlock(Held held) {
+    for (int i = held.count - 1; i >= 0; i--) {
+      if (rwlock != 0) {
+        WriterNatives.unlockRwlock(held.at[i], "ds12 lock " + dir);
       } else {
-        WriterNatives.unlockMutex(held.get(i), "ds21 lock");
+        WriterNatives.unlockMutex(held.at[i], "ds21 lock");
       }
+    }
+  }
+
+  /** The addresses of the locks a write holds, in the order taken. */
+  private static final class Held {
+    long[] at = new long[8];
+    int count;
+
+    void add(long lock) {
+      if (count == at.length) {
+        at = Arrays.copyOf(at, 2 * count);
+      }
+      at[count++] = lock;
     }
   }
 

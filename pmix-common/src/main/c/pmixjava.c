@@ -1,0 +1,197 @@
+/*
+ * libpmixjava: the few C calls pmix-java makes, through JNI (io.pmix.common.internal.gds.JniPthreads).
+ *
+ * Why not JNA alone: a fresh JVM's first call through JNA costs 55-70 ms on the 2-core test
+ * machine (its classes, its native part, its proxies), ~0.7 ms through this library; a Java
+ * client under a ds21 server (mpirun, srun, prterun, pmixrun) pays it at every PMIx_Init.
+ * JNA stays as the fallback where this library cannot be loaded (docs/architecture.md).
+ *
+ * Two groups of calls: the pthread locks of the gds stores (JniPthreads) and one netlink
+ * sock_diag exchange (SockDiagCall: the server asks the kernel who owns a connecting socket).
+ *
+ * Every lock lives in a mapped lock segment shared with libpmix: Java hands us its address
+ * (taken once from the direct buffer). Only timed forms take a lock, so a lock a dead process
+ * left held fails after the deadline instead of hanging. Return values are the pthread calls'
+ * error numbers (0 = success), as the Java side maps them to PMIx statuses.
+ */
+#include <errno.h>
+#include <jni.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define JNI_NAME(name) Java_io_pmix_common_internal_gds_JniPthreads_##name
+
+static void *addr(jlong a)
+{
+    return (void *) (intptr_t) a;
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(abiVersion)(JNIEnv *env, jclass cls)
+{
+    (void) env;
+    (void) cls;
+    return 1;
+}
+
+JNIEXPORT jlong JNICALL JNI_NAME(address0)(JNIEnv *env, jclass cls, jobject direct)
+{
+    (void) cls;
+    return (jlong) (intptr_t) (*env)->GetDirectBufferAddress(env, direct);
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(mutexSize)(JNIEnv *env, jclass cls)
+{
+    (void) env;
+    (void) cls;
+    return (jint) sizeof(pthread_mutex_t);
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(rwlockSize)(JNIEnv *env, jclass cls)
+{
+    (void) env;
+    (void) cls;
+    return (jint) sizeof(pthread_rwlock_t);
+}
+
+/* A process-shared mutex; robust when asked (the writer's, see WriterNatives). */
+JNIEXPORT jint JNICALL JNI_NAME(mutexInit0)(JNIEnv *env, jclass cls, jlong mutex, jboolean robust)
+{
+    pthread_mutexattr_t attr;
+    int rc;
+    (void) env;
+    (void) cls;
+    if (0 != (rc = pthread_mutexattr_init(&attr))) {
+        return rc;
+    }
+    rc = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    if (0 == rc && robust) {
+        rc = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    }
+    if (0 == rc) {
+        rc = pthread_mutex_init(addr(mutex), &attr);
+    }
+    pthread_mutexattr_destroy(&attr);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(mutexTimedLock0)(JNIEnv *env, jclass cls, jlong mutex, jlong sec,
+                                                jint nsec)
+{
+    struct timespec deadline = {(time_t) sec, (long) nsec};
+    (void) env;
+    (void) cls;
+    return pthread_mutex_timedlock(addr(mutex), &deadline);
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(mutexConsistent0)(JNIEnv *env, jclass cls, jlong mutex)
+{
+    (void) env;
+    (void) cls;
+    return pthread_mutex_consistent(addr(mutex));
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(mutexUnlock0)(JNIEnv *env, jclass cls, jlong mutex)
+{
+    (void) env;
+    (void) cls;
+    return pthread_mutex_unlock(addr(mutex));
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(rwlockInit0)(JNIEnv *env, jclass cls, jlong rwlock)
+{
+    pthread_rwlockattr_t attr;
+    int rc;
+    (void) env;
+    (void) cls;
+    if (0 != (rc = pthread_rwlockattr_init(&attr))) {
+        return rc;
+    }
+    rc = pthread_rwlockattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    if (0 == rc) {
+        rc = pthread_rwlock_init(addr(rwlock), &attr);
+    }
+    pthread_rwlockattr_destroy(&attr);
+    return rc;
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(rwlockTimedReadLock0)(JNIEnv *env, jclass cls, jlong rwlock,
+                                                     jlong sec, jint nsec)
+{
+    struct timespec deadline = {(time_t) sec, (long) nsec};
+    (void) env;
+    (void) cls;
+    return pthread_rwlock_timedrdlock(addr(rwlock), &deadline);
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(rwlockTimedWriteLock0)(JNIEnv *env, jclass cls, jlong rwlock,
+                                                      jlong sec, jint nsec)
+{
+    struct timespec deadline = {(time_t) sec, (long) nsec};
+    (void) env;
+    (void) cls;
+    return pthread_rwlock_timedwrlock(addr(rwlock), &deadline);
+}
+
+JNIEXPORT jint JNICALL JNI_NAME(rwlockUnlock0)(JNIEnv *env, jclass cls, jlong rwlock)
+{
+    (void) env;
+    (void) cls;
+    return pthread_rwlock_unlock(addr(rwlock));
+}
+
+/*
+ * SockDiagCall.exchange0: sends one netlink sock_diag request (built by the Java side) on a new
+ * NETLINK_SOCK_DIAG socket and receives one answer into reply, waiting waitMicros at most.
+ * Returns the answer's length, or -errno of the call that failed.
+ */
+#define REQUEST_MAX 256
+#define REPLY_MAX 65536
+
+JNIEXPORT jint JNICALL Java_io_pmix_common_internal_SockDiagCall_exchange0(JNIEnv *env, jclass cls,
+                                                                         jbyteArray request,
+                                                                         jbyteArray reply,
+                                                                         jlong waitMicros)
+{
+    jbyte req[REQUEST_MAX];
+    jbyte ans[REPLY_MAX];
+    jsize reqLen = (*env)->GetArrayLength(env, request);
+    jsize ansLen = (*env)->GetArrayLength(env, reply);
+    struct timeval tv;
+    ssize_t n;
+    int fd, err;
+    (void) cls;
+    if (reqLen <= 0 || reqLen > REQUEST_MAX) {
+        return -EINVAL;
+    }
+    if (ansLen > REPLY_MAX) {
+        ansLen = REPLY_MAX;
+    }
+    (*env)->GetByteArrayRegion(env, request, 0, reqLen, req);
+    fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (fd < 0) {
+        return -errno;
+    }
+    tv.tv_sec = (time_t) (waitMicros / 1000000);
+    tv.tv_usec = (suseconds_t) (waitMicros % 1000000);
+    (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    n = send(fd, req, (size_t) reqLen, 0);
+    if (n != (ssize_t) reqLen) {
+        err = n < 0 ? errno : EMSGSIZE;
+        close(fd);
+        return -err;
+    }
+    n = recv(fd, ans, (size_t) ansLen, 0);
+    err = errno;
+    close(fd);
+    if (n < 0) {
+        return -err;
+    }
+    (*env)->SetByteArrayRegion(env, reply, 0, (jsize) n, ans);
+    return (jint) n;
+}
