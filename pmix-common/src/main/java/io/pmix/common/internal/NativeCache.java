@@ -84,13 +84,11 @@ public final class NativeCache {
       Path base = root.resolve("pmix-java").resolve(kind);
       Path dir = base.resolve(id);
       Path file = dir.resolve(fileName);
-      Files.createDirectories(
-          dir,
-          PosixFilePermissions.asFileAttribute(
-              EnumSet.of(
-                  PosixFilePermission.OWNER_READ,
-                  PosixFilePermission.OWNER_WRITE,
-                  PosixFilePermission.OWNER_EXECUTE)));
+      // Made once; checking first skips createDirectories' exception per existing level (a few
+      // milliseconds of a fresh JVM's first init).
+      if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+        createPrivateDirectories(dir);
+      }
       for (Path d : List.of(root.resolve("pmix-java"), base, dir)) {
         if (!privateTo(d, uid)) {
           return null;
@@ -117,6 +115,17 @@ public final class NativeCache {
       LOG.log(Level.DEBUG, "no cached copy of " + entry + " under " + root, e);
       return null;
     }
+  }
+
+  /** {@code dir} and its missing parents, each readable, writable and searchable by us alone. */
+  private static void createPrivateDirectories(Path dir) throws IOException {
+    Files.createDirectories(
+        dir,
+        PosixFilePermissions.asFileAttribute(
+            EnumSet.of(
+                PosixFilePermission.OWNER_READ,
+                PosixFilePermission.OWNER_WRITE,
+                PosixFilePermission.OWNER_EXECUTE)));
   }
 
   /** Whether {@code d} is a real directory owned by {@code uid} that nobody else may write. */
