@@ -46,7 +46,7 @@ import org.jspecify.annotations.Nullable;
  * <p>Not thread-safe: the server's progress thread owns it.
  */
 public final class DstoreWriter implements AutoCloseable {
-  private static final int PAGE = 4096;
+  static final int PAGE = 4096;
 
   /** libpmix's default segment sizes (docs/gds.md section 2). */
   private static final long DEFAULT_INITIAL_SIZE = PAGE;
@@ -57,7 +57,7 @@ public final class DstoreWriter implements AutoCloseable {
   /** ds21's lock segment: mutexes one cache line apart. */
   private static final System.Logger LOG = LazyLogger.of(DstoreWriter.class);
 
-  private static final long MUTEX_ALIGN = 64;
+  static final long MUTEX_ALIGN = 64;
 
   /** The rank a meta entry stores for WILDCARD. */
   private static final long WILDCARD_STORED = Proc.RANK_WILDCARD & 0xffffffffL;

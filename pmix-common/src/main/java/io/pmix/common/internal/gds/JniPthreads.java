@@ -27,10 +27,10 @@ final class JniPthreads extends Pthreads {
           int abi = abiVersion();
           if (abi != ABI_VERSION) {
             why = "libpmixjava is of ABI " + abi + ", these classes of " + ABI_VERSION;
-          } else if (mutexSize() != PosixLocks.MUTEX_SIZE
-              || rwlockSize() != PosixLocks.RWLOCK_SIZE) {
-            // libpmix's segments are laid out by these sizes (Ds21Lock checks the spacing).
-            why = "pthread sizes " + mutexSize() + "/" + rwlockSize() + " are not glibc's 64-bit";
+          } else if (mutexSize() > DstoreWriter.MUTEX_ALIGN
+              || rwlockSize() > DstoreWriter.PAGE) {
+            // Our writer lays its mutexes out that far apart and ds12's rwlock in one page.
+            why = "pthread sizes " + mutexSize() + "/" + rwlockSize() + " do not fit the layout";
           } else {
             impl = new JniPthreads();
           }
