@@ -54,9 +54,9 @@ public final class DstoreWriter implements AutoCloseable {
   private static final long DEFAULT_META_SIZE = 4L << 20;
   private static final long DEFAULT_DATA_SIZE = 4L << 20;
 
-  /** ds21's lock segment: mutexes one cache line apart. */
   private static final System.Logger LOG = LazyLogger.of(DstoreWriter.class);
 
+  /** ds21's lock segment: mutexes one cache line apart. */
   static final long MUTEX_ALIGN = 64;
 
   /** The rank a meta entry stores for WILDCARD. */
