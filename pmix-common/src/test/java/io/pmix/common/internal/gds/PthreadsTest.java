@@ -37,8 +37,28 @@ class PthreadsTest {
     }
   }
 
-  private static Instant soon() {
-    return Instant.now().plusMillis(100);
+  /** A timed lock of the mutex at {@code at}, its deadline 100 ms from when it runs. */
+  private static IntSupplier lockMutex(Pthreads p, long at) {
+    return () -> {
+      Instant t = Instant.now().plusMillis(100);
+      return p.mutexTimedLock(at, t.getEpochSecond(), t.getNano());
+    };
+  }
+
+  /** A timed read lock of the rwlock at {@code at}, 100 ms from when it runs. */
+  private static IntSupplier readLock(Pthreads p, long at) {
+    return () -> {
+      Instant t = Instant.now().plusMillis(100);
+      return p.rwlockTimedReadLock(at, t.getEpochSecond(), t.getNano());
+    };
+  }
+
+  /** A timed write lock of the rwlock at {@code at}, 100 ms from when it runs. */
+  private static IntSupplier writeLock(Pthreads p, long at) {
+    return () -> {
+      Instant t = Instant.now().plusMillis(100);
+      return p.rwlockTimedWriteLock(at, t.getEpochSecond(), t.getNano());
+    };
   }
 
   /** What {@code call} returns on a thread of its own (which ends when it returns). */
@@ -58,31 +78,16 @@ class PthreadsTest {
     Pthreads p = impl(name);
     Lock m = new Lock(p);
     assertEquals(0, p.mutexInit(m.at, true));
-    Instant d = soon();
-    assertEquals(0, p.mutexTimedLock(m.at, d.getEpochSecond(), d.getNano()));
-    assertEquals(
-        ETIMEDOUT,
-        onOtherThread(
-            () -> {
-              Instant t = soon();
-              return p.mutexTimedLock(m.at, t.getEpochSecond(), t.getNano());
-            }));
+    assertEquals(0, lockMutex(p, m.at).getAsInt());
+    assertEquals(ETIMEDOUT, onOtherThread(lockMutex(p, m.at)));
     assertEquals(0, p.mutexUnlock(m.at));
 
     // A thread that ends holding the robust mutex: the next locker is told, and repairs it.
-    assertEquals(
-        0,
-        onOtherThread(
-            () -> {
-              Instant t = soon();
-              return p.mutexTimedLock(m.at, t.getEpochSecond(), t.getNano());
-            }));
-    d = soon();
-    assertEquals(EOWNERDEAD, p.mutexTimedLock(m.at, d.getEpochSecond(), d.getNano()));
+    assertEquals(0, onOtherThread(lockMutex(p, m.at)));
+    assertEquals(EOWNERDEAD, lockMutex(p, m.at).getAsInt());
     assertEquals(0, p.mutexConsistent(m.at));
     assertEquals(0, p.mutexUnlock(m.at));
-    d = soon();
-    assertEquals(0, p.mutexTimedLock(m.at, d.getEpochSecond(), d.getNano()));
+    assertEquals(0, lockMutex(p, m.at).getAsInt());
     assertEquals(0, p.mutexUnlock(m.at));
   }
 
@@ -92,25 +97,14 @@ class PthreadsTest {
     Pthreads p = impl(name);
     Lock l = new Lock(p);
     assertEquals(0, p.rwlockInit(l.at));
-    Instant d = soon();
-    assertEquals(0, p.rwlockTimedReadLock(l.at, d.getEpochSecond(), d.getNano()));
-    IntSupplier read =
-        () -> {
-          Instant t = soon();
-          return p.rwlockTimedReadLock(l.at, t.getEpochSecond(), t.getNano());
-        };
-    IntSupplier write =
-        () -> {
-          Instant t = soon();
-          return p.rwlockTimedWriteLock(l.at, t.getEpochSecond(), t.getNano());
-        };
+    assertEquals(0, readLock(p, l.at).getAsInt());
     // A second reader on another thread (which then ends: its read lock stays counted).
-    assertEquals(0, onOtherThread(read));
-    assertEquals(ETIMEDOUT, onOtherThread(write));
+    assertEquals(0, onOtherThread(readLock(p, l.at)));
+    assertEquals(ETIMEDOUT, onOtherThread(writeLock(p, l.at)));
     assertEquals(0, p.rwlockUnlock(l.at));
     assertEquals(0, p.rwlockUnlock(l.at)); // the other thread's, released for it
-    assertEquals(0, onOtherThread(write));
-    assertEquals(ETIMEDOUT, onOtherThread(read));
+    assertEquals(0, onOtherThread(writeLock(p, l.at)));
+    assertEquals(ETIMEDOUT, onOtherThread(readLock(p, l.at)));
   }
 
   @Test
@@ -120,23 +114,14 @@ class PthreadsTest {
     Lock m = new Lock(jni);
     assertEquals(m.at, jna.address(m.memory) + 64);
     assertEquals(0, jni.mutexInit(m.at, false));
-    Instant d = soon();
-    assertEquals(0, jni.mutexTimedLock(m.at, d.getEpochSecond(), d.getNano()));
-    assertEquals(
-        ETIMEDOUT,
-        onOtherThread(
-            () -> {
-              Instant t = soon();
-              return jna.mutexTimedLock(m.at, t.getEpochSecond(), t.getNano());
-            }));
+    assertEquals(0, lockMutex(jni, m.at).getAsInt());
+    assertEquals(ETIMEDOUT, onOtherThread(lockMutex(jna, m.at)));
     assertEquals(0, jni.mutexUnlock(m.at));
-    assertEquals(
-        0,
-        onOtherThread(
-            () -> {
-              Instant t = soon();
-              int rc = jna.mutexTimedLock(m.at, t.getEpochSecond(), t.getNano());
-              return rc != 0 ? rc : jna.mutexUnlock(m.at);
-            }));
+    IntSupplier lockAndUnlock =
+        () -> {
+          int rc = lockMutex(jna, m.at).getAsInt();
+          return rc != 0 ? rc : jna.mutexUnlock(m.at);
+        };
+    assertEquals(0, onOtherThread(lockAndUnlock));
   }
 }
