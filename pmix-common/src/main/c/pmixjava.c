@@ -27,6 +27,7 @@
 
 #define JNI_NAME(name) Java_io_pmix_common_internal_gds_JniPthreads_##name
 
+/* The lock calls are instance methods (JniPthreads implements Pthreads): self is unused. */
 static void *addr(jlong a)
 {
     return (void *) (intptr_t) a;
@@ -60,12 +61,12 @@ JNIEXPORT jint JNICALL JNI_NAME(rwlockSize)(JNIEnv *env, jclass cls)
 }
 
 /* A process-shared mutex; robust when asked (the writer's, see WriterNatives). */
-JNIEXPORT jint JNICALL JNI_NAME(mutexInit0)(JNIEnv *env, jclass cls, jlong mutex, jboolean robust)
+JNIEXPORT jint JNICALL JNI_NAME(mutexInit)(JNIEnv *env, jobject self, jlong mutex, jboolean robust)
 {
     pthread_mutexattr_t attr;
     int rc;
     (void) env;
-    (void) cls;
+    (void) self;
     if (0 != (rc = pthread_mutexattr_init(&attr))) {
         return rc;
     }
@@ -80,35 +81,35 @@ JNIEXPORT jint JNICALL JNI_NAME(mutexInit0)(JNIEnv *env, jclass cls, jlong mutex
     return rc;
 }
 
-JNIEXPORT jint JNICALL JNI_NAME(mutexTimedLock0)(JNIEnv *env, jclass cls, jlong mutex, jlong sec,
+JNIEXPORT jint JNICALL JNI_NAME(mutexTimedLock)(JNIEnv *env, jobject self, jlong mutex, jlong sec,
                                                 jint nsec)
 {
     struct timespec deadline = {(time_t) sec, (long) nsec};
     (void) env;
-    (void) cls;
+    (void) self;
     return pthread_mutex_timedlock(addr(mutex), &deadline);
 }
 
-JNIEXPORT jint JNICALL JNI_NAME(mutexConsistent0)(JNIEnv *env, jclass cls, jlong mutex)
+JNIEXPORT jint JNICALL JNI_NAME(mutexConsistent)(JNIEnv *env, jobject self, jlong mutex)
 {
     (void) env;
-    (void) cls;
+    (void) self;
     return pthread_mutex_consistent(addr(mutex));
 }
 
-JNIEXPORT jint JNICALL JNI_NAME(mutexUnlock0)(JNIEnv *env, jclass cls, jlong mutex)
+JNIEXPORT jint JNICALL JNI_NAME(mutexUnlock)(JNIEnv *env, jobject self, jlong mutex)
 {
     (void) env;
-    (void) cls;
+    (void) self;
     return pthread_mutex_unlock(addr(mutex));
 }
 
-JNIEXPORT jint JNICALL JNI_NAME(rwlockInit0)(JNIEnv *env, jclass cls, jlong rwlock)
+JNIEXPORT jint JNICALL JNI_NAME(rwlockInit)(JNIEnv *env, jobject self, jlong rwlock)
 {
     pthread_rwlockattr_t attr;
     int rc;
     (void) env;
-    (void) cls;
+    (void) self;
     if (0 != (rc = pthread_rwlockattr_init(&attr))) {
         return rc;
     }
@@ -120,28 +121,28 @@ JNIEXPORT jint JNICALL JNI_NAME(rwlockInit0)(JNIEnv *env, jclass cls, jlong rwlo
     return rc;
 }
 
-JNIEXPORT jint JNICALL JNI_NAME(rwlockTimedReadLock0)(JNIEnv *env, jclass cls, jlong rwlock,
+JNIEXPORT jint JNICALL JNI_NAME(rwlockTimedReadLock)(JNIEnv *env, jobject self, jlong rwlock,
                                                      jlong sec, jint nsec)
 {
     struct timespec deadline = {(time_t) sec, (long) nsec};
     (void) env;
-    (void) cls;
+    (void) self;
     return pthread_rwlock_timedrdlock(addr(rwlock), &deadline);
 }
 
-JNIEXPORT jint JNICALL JNI_NAME(rwlockTimedWriteLock0)(JNIEnv *env, jclass cls, jlong rwlock,
+JNIEXPORT jint JNICALL JNI_NAME(rwlockTimedWriteLock)(JNIEnv *env, jobject self, jlong rwlock,
                                                       jlong sec, jint nsec)
 {
     struct timespec deadline = {(time_t) sec, (long) nsec};
     (void) env;
-    (void) cls;
+    (void) self;
     return pthread_rwlock_timedwrlock(addr(rwlock), &deadline);
 }
 
-JNIEXPORT jint JNICALL JNI_NAME(rwlockUnlock0)(JNIEnv *env, jclass cls, jlong rwlock)
+JNIEXPORT jint JNICALL JNI_NAME(rwlockUnlock)(JNIEnv *env, jobject self, jlong rwlock)
 {
     (void) env;
-    (void) cls;
+    (void) self;
     return pthread_rwlock_unlock(addr(rwlock));
 }
 

@@ -61,22 +61,6 @@ final class JniPthreads extends Pthreads {
 
   private static native long address0(ByteBuffer direct);
 
-  private static native int mutexInit0(long mutex, boolean robust);
-
-  private static native int mutexTimedLock0(long mutex, long sec, int nsec);
-
-  private static native int mutexConsistent0(long mutex);
-
-  private static native int mutexUnlock0(long mutex);
-
-  private static native int rwlockInit0(long rwlock);
-
-  private static native int rwlockTimedReadLock0(long rwlock, long sec, int nsec);
-
-  private static native int rwlockTimedWriteLock0(long rwlock, long sec, int nsec);
-
-  private static native int rwlockUnlock0(long rwlock);
-
   @Override
   String name() {
     return "jni";
@@ -92,42 +76,26 @@ final class JniPthreads extends Pthreads {
   }
 
   @Override
-  int mutexInit(long mutex, boolean robust) {
-    return mutexInit0(mutex, robust);
-  }
+  native int mutexInit(long mutex, boolean robust);
 
   @Override
-  int mutexTimedLock(long mutex, long sec, int nsec) {
-    return mutexTimedLock0(mutex, sec, nsec);
-  }
+  native int mutexTimedLock(long mutex, long sec, int nsec);
 
   @Override
-  int mutexConsistent(long mutex) {
-    return mutexConsistent0(mutex);
-  }
+  native int mutexConsistent(long mutex);
 
   @Override
-  int mutexUnlock(long mutex) {
-    return mutexUnlock0(mutex);
-  }
+  native int mutexUnlock(long mutex);
 
   @Override
-  int rwlockInit(long rwlock) {
-    return rwlockInit0(rwlock);
-  }
+  native int rwlockInit(long rwlock);
 
   @Override
-  int rwlockTimedReadLock(long rwlock, long sec, int nsec) {
-    return rwlockTimedReadLock0(rwlock, sec, nsec);
-  }
+  native int rwlockTimedReadLock(long rwlock, long sec, int nsec);
 
   @Override
-  int rwlockTimedWriteLock(long rwlock, long sec, int nsec) {
-    return rwlockTimedWriteLock0(rwlock, sec, nsec);
-  }
+  native int rwlockTimedWriteLock(long rwlock, long sec, int nsec);
 
   @Override
-  int rwlockUnlock(long rwlock) {
-    return rwlockUnlock0(rwlock);
-  }
+  native int rwlockUnlock(long rwlock);
 }
