@@ -6,8 +6,9 @@
  * client under a ds21 server (mpirun, srun, prterun, pmixrun) pays it at every PMIx_Init.
  * JNA stays as the fallback where this library cannot be loaded (docs/architecture.md).
  *
- * Two groups of calls: the pthread locks of the gds stores (JniPthreads) and one netlink
- * sock_diag exchange (SockDiagCall: the server asks the kernel who owns a connecting socket).
+ * Three groups of calls: the pthread locks of the gds stores (JniPthreads), mapping and unmapping
+ * their segment files (NativeMaps), and one netlink sock_diag exchange (SockDiagCall: the server
+ * asks the kernel who owns a connecting socket).
  *
  * Every lock lives in a mapped lock segment shared with libpmix: Java hands us its address
  * (taken once from the direct buffer). Only timed forms take a lock, so a lock a dead process
@@ -15,12 +16,16 @@
  * error numbers (0 = success), as the Java side maps them to PMIx statuses.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jni.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +42,7 @@ JNIEXPORT jint JNICALL JNI_NAME(abiVersion)(JNIEnv *env, jclass cls)
 {
     (void) env;
     (void) cls;
-    return 1;
+    return 2;
 }
 
 JNIEXPORT jlong JNICALL JNI_NAME(address0)(JNIEnv *env, jclass cls, jobject direct)
@@ -195,4 +200,73 @@ JNIEXPORT jint JNICALL Java_io_pmix_common_internal_SockDiagCall_exchange0(JNIEn
     }
     (*env)->SetByteArrayRegion(env, reply, 0, (jsize) n, ans);
     return (jint) n;
+}
+
+/*
+ * NativeMaps.map0: maps the whole file at path (NUL-terminated bytes) shared, read-only or
+ * read-write, as a direct buffer without a cleaner (NativeMaps.unmap0 unmaps it). Returns NULL
+ * with err[0] = errno on failure, or with err[0] = 0 for an empty file (nothing to map).
+ */
+JNIEXPORT jobject JNICALL Java_io_pmix_common_internal_gds_NativeMaps_map0(JNIEnv *env, jclass cls,
+                                                                          jbyteArray path,
+                                                                          jboolean writable,
+                                                                          jintArray err)
+{
+    jsize n = (*env)->GetArrayLength(env, path);
+    char *p = malloc((size_t) n + 1);
+    struct stat st;
+    jint e = 0;
+    jobject buf = NULL;
+    void *a;
+    int fd;
+    (void) cls;
+    if (NULL == p) {
+        e = ENOMEM;
+        (*env)->SetIntArrayRegion(env, err, 0, 1, &e);
+        return NULL;
+    }
+    (*env)->GetByteArrayRegion(env, path, 0, n, (jbyte *) p);
+    p[n] = '\0';
+    fd = open(p, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+    free(p);
+    if (fd < 0) {
+        e = errno;
+        (*env)->SetIntArrayRegion(env, err, 0, 1, &e);
+        return NULL;
+    }
+    if (0 != fstat(fd, &st)) {
+        e = errno;
+    } else if (st.st_size > INT32_MAX) {
+        e = EFBIG;
+    } else if (st.st_size > 0) {
+        a = mmap(NULL, (size_t) st.st_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED,
+                 fd, 0);
+        if (MAP_FAILED == a) {
+            e = errno;
+        } else {
+            buf = (*env)->NewDirectByteBuffer(env, a, (jlong) st.st_size);
+            if (NULL == buf) {
+                (*env)->ExceptionClear(env);
+                munmap(a, (size_t) st.st_size);
+                e = ENOMEM;
+            }
+        }
+    }
+    /* The mapping outlives the descriptor. */
+    close(fd);
+    (*env)->SetIntArrayRegion(env, err, 0, 1, &e);
+    return buf;
+}
+
+/* NativeMaps.unmap0: unmaps a buffer map0 made; 0 or errno. */
+JNIEXPORT jint JNICALL Java_io_pmix_common_internal_gds_NativeMaps_unmap0(JNIEnv *env, jclass cls,
+                                                                         jobject buf)
+{
+    void *a = (*env)->GetDirectBufferAddress(env, buf);
+    jlong n = (*env)->GetDirectBufferCapacity(env, buf);
+    (void) cls;
+    if (NULL == a || n <= 0) {
+        return EINVAL;
+    }
+    return 0 == munmap(a, (size_t) n) ? 0 : errno;
 }

@@ -38,6 +38,19 @@ final class DirectorySegments implements SegmentSource {
   @Override
   public Segment open(String fileName, boolean writable) {
     Path p = path(fileName);
+    try {
+      Segment s = Segment.mapFile(fileName, p, writable);
+      return s != null ? s : mapThroughJdk(fileName, p, writable);
+    } catch (NoSuchFileException e) {
+      throw new PmixException(Status.ERR_NOT_AVAILABLE, "no gds segment " + p, e);
+    } catch (IOException e) {
+      throw new PmixException(
+          Status.ERR_NOT_AVAILABLE, "cannot map gds segment " + p + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Segment mapThroughJdk(String fileName, Path p, boolean writable)
+      throws IOException {
     try (FileChannel ch =
         writable
             ? FileChannel.open(p, StandardOpenOption.READ, StandardOpenOption.WRITE)
@@ -51,11 +64,6 @@ final class DirectorySegments implements SegmentSource {
       return Segment.map(
           fileName, ch, writable ? FileChannel.MapMode.READ_WRITE : FileChannel.MapMode.READ_ONLY,
           size);
-    } catch (NoSuchFileException e) {
-      throw new PmixException(Status.ERR_NOT_AVAILABLE, "no gds segment " + p, e);
-    } catch (IOException e) {
-      throw new PmixException(
-          Status.ERR_NOT_AVAILABLE, "cannot map gds segment " + p + ": " + e.getMessage(), e);
     }
   }
 

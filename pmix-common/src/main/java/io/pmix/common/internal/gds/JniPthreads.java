@@ -11,7 +11,7 @@ import java.nio.ByteBuffer;
  */
 final class JniPthreads extends Pthreads {
   /** The C side's {@code abiVersion()}: both change together. */
-  static final int ABI_VERSION = 1;
+  static final int ABI_VERSION = 2;
 
   private static final class Holder {
     static final JniPthreads INSTANCE;
@@ -44,6 +44,11 @@ final class JniPthreads extends Pthreads {
   }
 
   private JniPthreads() {}
+
+  /** Whether libpmixjava is loaded and of these classes' ABI (what {@link NativeMaps} needs). */
+  static boolean loaded() {
+    return Holder.INSTANCE != null;
+  }
 
   static JniPthreads instance() {
     JniPthreads impl = Holder.INSTANCE;

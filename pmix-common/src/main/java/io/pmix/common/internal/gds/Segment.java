@@ -27,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class Segment implements AutoCloseable {
   /**
-   * How a mapping is made and unmapped before garbage collection. From Java 22 on: the file
+   * How a mapping is made and unmapped before garbage collection when {@code libpmixjava} is not
+   * loaded (with it, {@link #mapFile} maps through {@link NativeMaps}). From Java 22 on: the file
    * mapped into a shared {@code java.lang.foreign.Arena}, closed to unmap (reached through method
    * handles, since this code is compiled for 17; not a restricted method, so no warning). Before
    * 22: {@code FileChannel.map} and {@code sun.misc.Unsafe.invokeCleaner}, the one way Java 17
@@ -117,7 +118,7 @@ final class Segment implements AutoCloseable {
       try {
         Object segment = requireNonNull(Mapping.MAP).invoke(ch, mode, 0L, size, arena);
         ByteBuffer b = (ByteBuffer) requireNonNull(Mapping.AS_BYTE_BUFFER).invoke(segment);
-        return new Segment(name, b, arena);
+        return new Segment(name, b, arena, false);
       } catch (IOException | RuntimeException | Error e) {
         closeArena(arena);
         throw e;
@@ -126,7 +127,7 @@ final class Segment implements AutoCloseable {
         throw new IOException("cannot map: " + e, e);
       }
     }
-    return new Segment(name, ch.map(mode, 0, size), null);
+    return new Segment(name, ch.map(mode, 0, size), null, false);
   }
 
   private static void closeArena(Object arena) {
@@ -142,6 +143,8 @@ final class Segment implements AutoCloseable {
   private final ByteBuffer bytes;
   /** The {@code Arena} of its mapping ({@link #map} on Java 22 and later), else null. */
   private final @Nullable Object arena;
+  /** Whether {@link NativeMaps} mapped it (and unmaps it). */
+  private final boolean nativeMapping;
   private boolean closed;
 
   /**
@@ -150,15 +153,33 @@ final class Segment implements AutoCloseable {
    * @param name what messages call it (the file name)
    */
   Segment(String name, ByteBuffer bytes) {
-    this(name, bytes, null);
+    this(name, bytes, null, false);
   }
 
-  private Segment(String name, ByteBuffer bytes, @Nullable Object arena) {
+  private Segment(
+      String name, ByteBuffer bytes, @Nullable Object arena, boolean nativeMapping) {
     requireNonNull(bytes, "bytes");
     this.name = requireNonNull(name, "name");
     this.bytes = bytes.duplicate().order(ByteOrder.nativeOrder());
     this.original = bytes;
     this.arena = arena;
+    this.nativeMapping = nativeMapping;
+  }
+
+  /**
+   * The file {@code p} mapped whole through {@link NativeMaps} as the segment {@code name}, to be
+   * unmapped by {@link #close}; null when that way is not available for it ({@link #map} then).
+   *
+   * @throws java.nio.file.NoSuchFileException if there is no such file
+   * @throws IOException if the mapping fails
+   */
+  static @Nullable Segment mapFile(String name, java.nio.file.Path p, boolean writable)
+      throws IOException {
+    if (!NativeMaps.available()) {
+      return null;
+    }
+    ByteBuffer b = NativeMaps.map(p, writable);
+    return b == null ? null : new Segment(name, b, null, true);
   }
 
   /** The file name. */
@@ -256,6 +277,11 @@ final class Segment implements AutoCloseable {
       return;
     }
     closed = true;
+    if (nativeMapping) {
+      // Refused only for a buffer that is not such a mapping: nothing then to unmap.
+      boolean unused = NativeMaps.unmap(original);
+      return;
+    }
     if (arena != null) {
       closeArena(arena);
       return;
