@@ -74,8 +74,9 @@ import org.jspecify.annotations.Nullable;
  * pmix-common is in): the shared-memory reader loads a native library ({@code libpmixjava}, or
  * JNA's), and {@code System.load} is a restricted method there (JEP 472); without the option the
  * JVM prints four warning lines on stderr at the first init (seen with JDK 25).
- * Nothing else of this library warns there: on JDK 22 and later its store mappings are unmapped
- * through {@code java.lang.foreign.Arena}, not {@code sun.misc.Unsafe}.
+ * Nothing else of this library warns there: its store mappings are unmapped by {@code
+ * libpmixjava} (without it, on JDK 22 and later, through {@code java.lang.foreign.Arena}), never
+ * through {@code sun.misc.Unsafe}.
  *
  * <h2>Threads and futures</h2>
  *
