@@ -25,10 +25,36 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+/*
+ * Built against glibc 2.34 or later, the pthread functions would bind to the GLIBC_2.34 symbol
+ * versions glibc gave them when it moved libpthread into libc, and the library would not load on
+ * an older glibc (RHEL 8's 2.28, Ubuntu 20.04's 2.31). Their earlier versions are pinned instead:
+ * glibc 2.34 and later still export them from libc.so.6 (the same code: objdump -T shows one
+ * address for both versions), older ones from libpthread.so.0, which the build links (DT_NEEDED)
+ * for that. x86-64 only (its base version is GLIBC_2.2.5); other builds take the defaults.
+ * PmixNativeLibraryTest checks what the built file requires.
+ */
+#if defined(__x86_64__) && defined(__GLIBC__) \
+    && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+#    define PIN(sym, ver) __asm__(".symver " #sym "," #sym "@" #ver)
+PIN(pthread_mutexattr_init, GLIBC_2.2.5);
+PIN(pthread_mutexattr_destroy, GLIBC_2.2.5);
+PIN(pthread_mutexattr_setpshared, GLIBC_2.2.5);
+PIN(pthread_mutexattr_setrobust, GLIBC_2.12);
+PIN(pthread_mutex_timedlock, GLIBC_2.2.5);
+PIN(pthread_mutex_consistent, GLIBC_2.12);
+PIN(pthread_rwlockattr_init, GLIBC_2.2.5);
+PIN(pthread_rwlockattr_destroy, GLIBC_2.2.5);
+PIN(pthread_rwlockattr_setpshared, GLIBC_2.2.5);
+PIN(pthread_rwlock_init, GLIBC_2.2.5);
+PIN(pthread_rwlock_timedrdlock, GLIBC_2.2.5);
+PIN(pthread_rwlock_timedwrlock, GLIBC_2.2.5);
+PIN(pthread_rwlock_unlock, GLIBC_2.2.5);
+#endif
 
 #define JNI_NAME(name) Java_io_pmix_common_internal_gds_JniPthreads_##name
 
@@ -214,7 +240,7 @@ JNIEXPORT jobject JNICALL Java_io_pmix_common_internal_gds_NativeMaps_map0(JNIEn
 {
     jsize n = (*env)->GetArrayLength(env, path);
     char *p = malloc((size_t) n + 1);
-    struct stat st;
+    off_t size;
     jint e = 0;
     jobject buf = NULL;
     void *a;
@@ -234,20 +260,21 @@ JNIEXPORT jobject JNICALL Java_io_pmix_common_internal_gds_NativeMaps_map0(JNIEn
         (*env)->SetIntArrayRegion(env, err, 0, 1, &e);
         return NULL;
     }
-    if (0 != fstat(fd, &st)) {
+    /* The size by lseek, not fstat: fstat is a GLIBC_2.33 symbol (before, an inline wrapper). */
+    size = lseek(fd, 0, SEEK_END);
+    if (size < 0) {
         e = errno;
-    } else if (st.st_size > INT32_MAX) {
+    } else if (size > INT32_MAX) {
         e = EFBIG;
-    } else if (st.st_size > 0) {
-        a = mmap(NULL, (size_t) st.st_size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED,
-                 fd, 0);
+    } else if (size > 0) {
+        a = mmap(NULL, (size_t) size, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
         if (MAP_FAILED == a) {
             e = errno;
         } else {
-            buf = (*env)->NewDirectByteBuffer(env, a, (jlong) st.st_size);
+            buf = (*env)->NewDirectByteBuffer(env, a, (jlong) size);
             if (NULL == buf) {
                 (*env)->ExceptionClear(env);
-                munmap(a, (size_t) st.st_size);
+                munmap(a, (size_t) size);
                 e = ENOMEM;
             }
         }
