@@ -11,6 +11,7 @@ import io.pmix.server.HostModule;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
 
 /**
  * Serves a {@link io.pmix.server.PMIxServer}'s publish, lookup and unpublish upcalls from a {@link
@@ -50,7 +51,7 @@ public final class DataServiceHostModule implements HostModule {
     } catch (PmixException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return service.publish(who, info).thenCompose(DataServiceHostModule::voidOrFailure);
+    return service.publish(who, info).thenCompose(VoidOrFailure.INSTANCE);
   }
 
   @Override
@@ -61,14 +62,7 @@ public final class DataServiceHostModule implements HostModule {
     } catch (PmixException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return service
-        .lookup(who, keys, info)
-        .thenCompose(
-            r ->
-                r.found()
-                    ? CompletableFuture.completedFuture(r.data())
-                    : CompletableFuture.failedFuture(
-                        new PmixException(r.status(), "lookup of " + keys + " by " + proc)));
+    return service.lookup(who, keys, info).thenCompose(new DataOrFailure(proc, keys));
   }
 
   @Override
@@ -79,13 +73,42 @@ public final class DataServiceHostModule implements HostModule {
     } catch (PmixException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return service.unpublish(who, keys, info).thenCompose(DataServiceHostModule::voidOrFailure);
+    return service.unpublish(who, keys, info).thenCompose(VoidOrFailure.INSTANCE);
   }
 
-  private static CompletionStage<Void> voidOrFailure(Status s) {
-    if (s.equals(Status.SUCCESS)) {
-      return CompletableFuture.completedFuture(null);
+  // Classes, not lambdas: a lambda's first call costs a fresh JVM 0.1-0.2 ms, and a job
+  // publishes, looks up and unpublishes only a few times (docs/architecture.md, "First requests").
+
+  /** A store's status as the host's answer: SUCCESS, or a failure carrying it. */
+  private static final class VoidOrFailure implements Function<Status, CompletionStage<Void>> {
+    static final VoidOrFailure INSTANCE = new VoidOrFailure();
+
+    @Override
+    public CompletionStage<Void> apply(Status s) {
+      if (s.equals(Status.SUCCESS)) {
+        return CompletableFuture.completedFuture(null);
+      }
+      return CompletableFuture.failedFuture(new PmixException(s, "the data store refused"));
     }
-    return CompletableFuture.failedFuture(new PmixException(s, "the data store refused"));
+  }
+
+  /** A lookup's result as the host's answer: the data found, or a failure carrying the status. */
+  private static final class DataOrFailure
+      implements Function<LookupResult, CompletionStage<List<Value.PData>>> {
+    private final Proc proc;
+    private final List<String> keys;
+
+    DataOrFailure(Proc proc, List<String> keys) {
+      this.proc = proc;
+      this.keys = keys;
+    }
+
+    @Override
+    public CompletionStage<List<Value.PData>> apply(LookupResult r) {
+      return r.found()
+          ? CompletableFuture.completedFuture(r.data())
+          : CompletableFuture.failedFuture(
+              new PmixException(r.status(), "lookup of " + keys + " by " + proc));
+    }
   }
 }

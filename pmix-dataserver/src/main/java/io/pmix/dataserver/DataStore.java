@@ -562,7 +562,17 @@ public final class DataStore {
    */
   public void procEnded(Proc proc) {
     requireNonNull(proc, "proc");
-    end(Horizon.PROC, id -> id.proc().equals(proc), "process " + proc);
+    // Anonymous classes, not lambdas, for the lifetimes: a lambda's first call costs a fresh JVM
+    // 0.1-0.2 ms, and each runs once per job or process (docs/architecture.md, "First requests").
+    end(
+        Horizon.PROC,
+        new Predicate<Identity>() {
+          @Override
+          public boolean test(Identity id) {
+            return id.proc().equals(proc);
+          }
+        },
+        "process " + proc);
   }
 
   /**
@@ -579,7 +589,12 @@ public final class DataStore {
     }
     end(
         Horizon.APP,
-        id -> id.proc().nspace().equals(nspace) && id.appNumber() == appNumber,
+        new Predicate<Identity>() {
+          @Override
+          public boolean test(Identity id) {
+            return id.proc().nspace().equals(nspace) && id.appNumber() == appNumber;
+          }
+        },
         "application " + nspace + "#" + Integer.toUnsignedString(appNumber));
   }
 
@@ -589,7 +604,15 @@ public final class DataStore {
    */
   public void namespaceEnded(String nspace) {
     requireNonNull(nspace, "nspace");
-    end(Horizon.NSPACE, id -> id.proc().nspace().equals(nspace), "namespace " + nspace);
+    end(
+        Horizon.NSPACE,
+        new Predicate<Identity>() {
+          @Override
+          public boolean test(Identity id) {
+            return id.proc().nspace().equals(nspace);
+          }
+        },
+        "namespace " + nspace);
   }
 
   /**
@@ -599,7 +622,15 @@ public final class DataStore {
    * @param sessionId the session, {@link Identity#UNKNOWN} for the default one
    */
   public void sessionEnded(int sessionId) {
-    end(Horizon.SESSION, id -> id.sessionId() == sessionId, "session " + sessionId);
+    end(
+        Horizon.SESSION,
+        new Predicate<Identity>() {
+          @Override
+          public boolean test(Identity id) {
+            return id.sessionId() == sessionId;
+          }
+        },
+        "session " + sessionId);
   }
 
   private void end(Horizon horizon, Predicate<Identity> covers, String what) {

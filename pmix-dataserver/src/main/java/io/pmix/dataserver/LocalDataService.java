@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -77,7 +78,14 @@ public final class LocalDataService implements DataService {
   public CompletionStage<Status> publish(Identity publisher, List<Info> info) {
     requireNonNull(publisher, "publisher");
     List<Info> copy = List.copyOf(info);
-    return call(() -> store.publish(publisher, copy), Status.ERR_NOT_AVAILABLE);
+    return call(
+        new Supplier<Status>() {
+          @Override
+          public Status get() {
+            return store.publish(publisher, copy);
+          }
+        },
+        Status.ERR_NOT_AVAILABLE);
   }
 
   @Override
@@ -87,26 +95,61 @@ public final class LocalDataService implements DataService {
     List<String> k = List.copyOf(keys);
     List<Info> d = List.copyOf(directives);
     CompletableFuture<LookupResult> result = new CompletableFuture<>();
-    if (!submit(
-        () -> {
-          DataStore.PendingLookup pending = store.lookup(requester, k, d, result::complete);
-          if (!pending.isDone()) {
-            // The caller giving up (its requester left) cancels the lookup in the store.
-            CompletableFuture<LookupResult> unused =
-                result.whenComplete(
-                    (r, e) -> {
-                      if (result.isCancelled()) {
-                        // Rejected only once closed, when close() cancels every lookup anyway.
-                        boolean unusedAccepted =
-                            submit(() -> pending.cancel(Status.ERR_LOST_CONNECTION));
-                      }
-                    });
-          }
-          reschedule();
-        })) {
+    if (!submit(new Lookup(requester, k, d, result))) {
       result.complete(LookupResult.of(Status.ERR_NOT_AVAILABLE));
     }
     return result;
+  }
+
+  /**
+   * A lookup, run on the store's thread; its answer completes {@code result}. Classes, not
+   * lambdas, on the paths of publish, lookup, unpublish and the lifetimes: a lambda's first call
+   * costs a fresh JVM 0.1-0.2 ms, and a job makes each of these calls only a few times
+   * (docs/architecture.md, "First requests").
+   */
+  private final class Lookup implements Runnable, Consumer<LookupResult> {
+    private final Identity requester;
+    private final List<String> keys;
+    private final List<Info> directives;
+    private final CompletableFuture<LookupResult> result;
+
+    Lookup(
+        Identity requester,
+        List<String> keys,
+        List<Info> directives,
+        CompletableFuture<LookupResult> result) {
+      this.requester = requester;
+      this.keys = keys;
+      this.directives = directives;
+      this.result = result;
+    }
+
+    @Override
+    public void accept(LookupResult r) {
+      result.complete(r);
+    }
+
+    @Override
+    public void run() {
+      DataStore.PendingLookup pending = store.lookup(requester, keys, directives, this);
+      if (!pending.isDone()) {
+        cancelWhenAbandoned(pending);
+      }
+      reschedule();
+    }
+
+    /** The caller giving up (its requester left) cancels the waiting lookup in the store. */
+    private void cancelWhenAbandoned(DataStore.PendingLookup pending) {
+      CompletableFuture<LookupResult> unused =
+          result.whenComplete(
+              (r, e) -> {
+                if (result.isCancelled()) {
+                  // Rejected only once closed, when close() cancels every lookup anyway.
+                  boolean unusedAccepted =
+                      submit(() -> pending.cancel(Status.ERR_LOST_CONNECTION));
+                }
+              });
+    }
   }
 
   @Override
@@ -115,13 +158,26 @@ public final class LocalDataService implements DataService {
     requireNonNull(requester, "requester");
     List<String> k = List.copyOf(keys);
     List<Info> d = List.copyOf(directives);
-    return call(() -> store.unpublish(requester, k, d), Status.ERR_NOT_AVAILABLE);
+    return call(
+        new Supplier<Status>() {
+          @Override
+          public Status get() {
+            return store.unpublish(requester, k, d);
+          }
+        },
+        Status.ERR_NOT_AVAILABLE);
   }
 
   @Override
   public CompletionStage<Status> procEnded(Proc proc) {
     requireNonNull(proc, "proc");
-    return run(() -> store.procEnded(proc));
+    return run(
+        new Runnable() {
+          @Override
+          public void run() {
+            store.procEnded(proc);
+          }
+        });
   }
 
   @Override
@@ -130,18 +186,36 @@ public final class LocalDataService implements DataService {
     if (appNumber == Identity.UNKNOWN) {
       throw new IllegalArgumentException("an application number is needed");
     }
-    return run(() -> store.appEnded(nspace, appNumber));
+    return run(
+        new Runnable() {
+          @Override
+          public void run() {
+            store.appEnded(nspace, appNumber);
+          }
+        });
   }
 
   @Override
   public CompletionStage<Status> namespaceEnded(String nspace) {
     requireNonNull(nspace, "nspace");
-    return run(() -> store.namespaceEnded(nspace));
+    return run(
+        new Runnable() {
+          @Override
+          public void run() {
+            store.namespaceEnded(nspace);
+          }
+        });
   }
 
   @Override
   public CompletionStage<Status> sessionEnded(int sessionId) {
-    return run(() -> store.sessionEnded(sessionId));
+    return run(
+        new Runnable() {
+          @Override
+          public void run() {
+            store.sessionEnded(sessionId);
+          }
+        });
   }
 
   /**
@@ -181,12 +255,22 @@ public final class LocalDataService implements DataService {
   // ---------------------------------------------------------------------------------------------
 
   private CompletionStage<Status> run(Runnable action) {
-    return call(
-        () -> {
-          action.run();
-          return Status.SUCCESS;
-        },
-        Status.ERR_NOT_AVAILABLE);
+    return call(new Succeeding(action), Status.ERR_NOT_AVAILABLE);
+  }
+
+  /** An action that answers SUCCESS once done. */
+  private static final class Succeeding implements Supplier<Status> {
+    private final Runnable action;
+
+    Succeeding(Runnable action) {
+      this.action = action;
+    }
+
+    @Override
+    public Status get() {
+      action.run();
+      return Status.SUCCESS;
+    }
   }
 
   /**
@@ -196,16 +280,7 @@ public final class LocalDataService implements DataService {
    */
   private <T> CompletionStage<T> call(Supplier<T> action, @Nullable T whenClosed) {
     CompletableFuture<T> f = new CompletableFuture<>();
-    boolean accepted =
-        submit(
-            () -> {
-              try {
-                f.complete(action.get());
-              } catch (RuntimeException e) {
-                f.completeExceptionally(e);
-              }
-              reschedule();
-            });
+    boolean accepted = submit(new Call<>(action, f));
     if (!accepted) {
       if (whenClosed != null) {
         f.complete(whenClosed);
@@ -214,6 +289,27 @@ public final class LocalDataService implements DataService {
       }
     }
     return f;
+  }
+
+  /** An action run on the store's thread, completing its stage with what it returns. */
+  private final class Call<T> implements Runnable {
+    private final Supplier<T> action;
+    private final CompletableFuture<T> stage;
+
+    Call(Supplier<T> action, CompletableFuture<T> stage) {
+      this.action = action;
+      this.stage = stage;
+    }
+
+    @Override
+    public void run() {
+      try {
+        stage.complete(action.get());
+      } catch (RuntimeException e) {
+        stage.completeExceptionally(e);
+      }
+      reschedule();
+    }
   }
 
   private boolean submit(Runnable r) {

@@ -29,8 +29,10 @@ import io.pmix.server.internal.lifecycle.Registry;
 import java.lang.System.Logger.Level;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -254,12 +256,22 @@ public final class Admission {
     ChannelFuture unused = ch.writeAndFlush(reply);
     if (role == ServerSnapshot.Role.CLIENT) {
       Object hostObject = info.hostObject();
+      // Classes, not lambdas: a lambda's first call costs a fresh server 0.1-0.2 ms, here in
+      // every job's first connection (docs/architecture.md, "First requests").
       hostCalls.call(
-          () -> host.clientConnected(peer.proc(), hostObject),
-          (v, failure) -> {
-            if (failure != null && !failure.equals(Status.ERR_NOT_SUPPORTED) && !peer.closed()) {
-              LOG.log(Level.INFO, "host refused {0}: {1}", peer, failure);
-              ChannelFuture unused2 = peer.channel().close();
+          new Supplier<CompletionStage<Void>>() {
+            @Override
+            public CompletionStage<Void> get() {
+              return host.clientConnected(peer.proc(), hostObject);
+            }
+          },
+          new HostCalls.Done<Void>() {
+            @Override
+            public void done(@Nullable Void v, @Nullable Status failure) {
+              if (failure != null && !failure.equals(Status.ERR_NOT_SUPPORTED) && !peer.closed()) {
+                LOG.log(Level.INFO, "host refused {0}: {1}", peer, failure);
+                ChannelFuture unused2 = peer.channel().close();
+              }
             }
           });
     }

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -50,29 +51,66 @@ public final class HostCalls {
    * an executor that refuses the upcall is {@code ERR_NOT_AVAILABLE}, answered at once.
    */
   public <T> void call(Supplier<CompletionStage<T>> upcall, Done<T> done) {
-    Runnable task =
-        () -> {
-          CompletionStage<T> stage;
-          try {
-            stage = requireNonNull(upcall.get(), "host returned a null stage");
-          } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "host upcall threw", e);
-            stage = CompletableFuture.failedFuture(e);
-          }
-          stage.whenComplete(
-              (v, e) -> {
-                Status failure = e == null ? null : statusOf(e);
-                try {
-                  loop.execute(() -> done.done(v, failure));
-                } catch (RejectedExecutionException ex) {
-                  // The server stopped meanwhile; nobody is left to answer.
-                }
-              });
-        };
     try {
-      hostExecutor.execute(task);
+      hostExecutor.execute(new Upcall<>(upcall, done, loop));
     } catch (RejectedExecutionException e) {
       done.done(null, Status.ERR_NOT_AVAILABLE);
+    }
+  }
+
+  /**
+   * One upcall, run on the host executor, whose outcome goes back to the loop. Classes, not
+   * lambdas, on the request paths: a lambda's first call costs a fresh server 0.1-0.2 ms
+   * (docs/architecture.md, "First requests").
+   */
+  private static final class Upcall<T> implements Runnable, BiConsumer<T, Throwable> {
+    private final Supplier<CompletionStage<T>> upcall;
+    private final Done<T> done;
+    private final Executor loop;
+
+    Upcall(Supplier<CompletionStage<T>> upcall, Done<T> done, Executor loop) {
+      this.upcall = upcall;
+      this.done = done;
+      this.loop = loop;
+    }
+
+    @Override
+    public void run() {
+      CompletionStage<T> stage;
+      try {
+        stage = requireNonNull(upcall.get(), "host returned a null stage");
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "host upcall threw", e);
+        stage = CompletableFuture.failedFuture(e);
+      }
+      stage.whenComplete(this);
+    }
+
+    @Override
+    public void accept(@Nullable T value, @Nullable Throwable e) {
+      try {
+        loop.execute(new Outcome<>(done, value, e == null ? null : statusOf(e)));
+      } catch (RejectedExecutionException ex) {
+        // The server stopped meanwhile; nobody is left to answer.
+      }
+    }
+  }
+
+  /** An upcall's outcome, handled on the loop. */
+  private static final class Outcome<T> implements Runnable {
+    private final Done<T> done;
+    private final @Nullable T value;
+    private final @Nullable Status failure;
+
+    Outcome(Done<T> done, @Nullable T value, @Nullable Status failure) {
+      this.done = done;
+      this.value = value;
+      this.failure = failure;
+    }
+
+    @Override
+    public void run() {
+      done.done(value, failure);
     }
   }
 

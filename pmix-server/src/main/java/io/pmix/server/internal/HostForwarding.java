@@ -10,6 +10,7 @@ import io.pmix.common.internal.message.AbortRequest;
 import io.pmix.common.internal.message.LogRequest;
 import io.pmix.common.internal.message.LookupNbReply;
 import io.pmix.common.internal.message.LookupNbRequest;
+import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.PublishNbRequest;
 import io.pmix.common.internal.message.SpawnNbReply;
 import io.pmix.common.internal.message.SpawnNbRequest;
@@ -21,6 +22,9 @@ import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.Registry;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The requests this server passes to its host and whose answer it relays: ABORT
@@ -55,8 +59,13 @@ final class HostForwarding {
   void handlePublish(Peer peer, int tag, PublishNbRequest q) {
     List<Info> hostInfo = withAuthenticatedIdentity(peer, q.info());
     hostCalls.call(
-        () -> host.publish(peer.proc(), hostInfo),
-        (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
+        new Supplier<CompletionStage<Void>>() {
+          @Override
+          public CompletionStage<Void> get() {
+            return host.publish(peer.proc(), hostInfo);
+          }
+        },
+        new StatusAnswer<>(peer, tag));
   }
 
   /** UNPUBLISHNB: the keys and the directives; the claimed uid is ignored. */
@@ -64,8 +73,13 @@ final class HostForwarding {
     List<Info> hostInfo = withAuthenticatedIdentity(peer, q.directives());
     List<String> hostKeys = q.keys();
     hostCalls.call(
-        () -> host.unpublish(peer.proc(), hostKeys, hostInfo),
-        (v, failure) -> Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure));
+        new Supplier<CompletionStage<Void>>() {
+          @Override
+          public CompletionStage<Void> get() {
+            return host.unpublish(peer.proc(), hostKeys, hostInfo);
+          }
+        },
+        new StatusAnswer<>(peer, tag));
   }
 
   /** LOOKUPNB: the keys and the directives; the claimed uid is ignored. */
@@ -73,16 +87,58 @@ final class HostForwarding {
     List<Info> hostInfo = withAuthenticatedIdentity(peer, q.directives());
     List<String> hostKeys = q.keys();
     hostCalls.call(
-        () -> host.lookup(peer.proc(), hostKeys, hostInfo),
-        (data, failure) -> {
-          if (failure != null) {
-            Replies.status(peer, tag, failure);
-          } else if (data == null || data.isEmpty()) {
-            Replies.status(peer, tag, Status.ERR_NOT_FOUND);
-          } else {
-            Replies.send(peer, tag, () -> new LookupNbReply(Status.SUCCESS, data));
+        new Supplier<CompletionStage<List<Value.PData>>>() {
+          @Override
+          public CompletionStage<List<Value.PData>> get() {
+            return host.lookup(peer.proc(), hostKeys, hostInfo);
+          }
+        },
+        new HostCalls.Done<List<Value.PData>>() {
+          @Override
+          public void done(@Nullable List<Value.PData> data, @Nullable Status failure) {
+            if (failure != null) {
+              Replies.status(peer, tag, failure);
+            } else if (data == null || data.isEmpty()) {
+              Replies.status(peer, tag, Status.ERR_NOT_FOUND);
+            } else {
+              Replies.send(peer, tag, new Found(data));
+            }
           }
         });
+  }
+
+  // Classes, not lambdas, on the publish/lookup/unpublish paths: a lambda's first call costs a
+  // fresh server 0.1-0.2 ms, and a job makes each of these calls only a few times
+  // (docs/architecture.md, "First requests").
+
+  /** Answers a request with SUCCESS or the host's failure. */
+  private static final class StatusAnswer<T> implements HostCalls.Done<T> {
+    private final Peer peer;
+    private final int tag;
+
+    StatusAnswer(Peer peer, int tag) {
+      this.peer = peer;
+      this.tag = tag;
+    }
+
+    @Override
+    public void done(@Nullable T value, @Nullable Status failure) {
+      Replies.status(peer, tag, failure == null ? Status.SUCCESS : failure);
+    }
+  }
+
+  /** A successful lookup's reply, made when sent (a null among the host's data fails there). */
+  private static final class Found implements Supplier<Message> {
+    private final List<Value.PData> data;
+
+    Found(List<Value.PData> data) {
+      this.data = data;
+    }
+
+    @Override
+    public Message get() {
+      return new LookupNbReply(Status.SUCCESS, data);
+    }
   }
 
   /**

@@ -7,11 +7,13 @@ import io.pmix.common.Keys;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.ReqReply;
 import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
+import java.util.function.Supplier;
 
 /**
  * Answers REQ, the job-information request that completes a client's init (docs/commands.md
@@ -35,7 +37,7 @@ final class JobInfoResponder {
     if (ns.isToolNamespace()) {
       String nspace = ns.name();
       Value.KVal bfrops = new Value.KVal(Keys.BFROPS_MODULE.name(), Value.of(peer.version()));
-      Replies.send(peer, tag, () -> new ReqReply(nspace, kval(bfrops, peer.format())));
+      Replies.send(peer, tag, new ToolAnswer(nspace, bfrops, peer.format()));
       return;
     }
     JobData jd;
@@ -49,13 +51,48 @@ final class JobInfoResponder {
     // A ds21/ds12 client reads the job data from its store (written before this reply): as
     // 4.2.2, it gets only the session, node and app arrays (docs/gds.md §3).
     boolean dstore = SharedStores.readsStore(peer.channel());
-    Replies.send(
-        peer,
-        tag,
-        () ->
-            new ReqReply(
-                ns.name(),
-                dstore ? data.arraysBody(peer.format()) : data.replyBody(peer.format())));
+    Replies.send(peer, tag, new JobAnswer(ns.name(), data, dstore, peer.format()));
+  }
+
+  // Classes, not lambdas: a lambda's first call costs a fresh server 0.1-0.2 ms, here in every
+  // job's first init (docs/architecture.md, "First requests").
+
+  /** A client's REQ reply, made when sent: its job data, or only the arrays for a store reader. */
+  private static final class JobAnswer implements Supplier<Message> {
+    private final String nspace;
+    private final JobData data;
+    private final boolean dstore;
+    private final WireFormat format;
+
+    JobAnswer(String nspace, JobData data, boolean dstore, WireFormat format) {
+      this.nspace = nspace;
+      this.data = data;
+      this.dstore = dstore;
+      this.format = format;
+    }
+
+    @Override
+    public Message get() {
+      return new ReqReply(nspace, dstore ? data.arraysBody(format) : data.replyBody(format));
+    }
+  }
+
+  /** A tool's REQ reply, made when sent: its bfrops module only. */
+  private static final class ToolAnswer implements Supplier<Message> {
+    private final String nspace;
+    private final Value.KVal bfrops;
+    private final WireFormat format;
+
+    ToolAnswer(String nspace, Value.KVal bfrops, WireFormat format) {
+      this.nspace = nspace;
+      this.bfrops = bfrops;
+      this.format = format;
+    }
+
+    @Override
+    public Message get() {
+      return new ReqReply(nspace, kval(bfrops, format));
+    }
   }
 
   private static byte[] kval(Value.KVal kv, WireFormat format) {

@@ -16,6 +16,7 @@ import io.pmix.server.HostModule;
 import io.pmix.server.internal.events.EventRouter;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -177,14 +178,15 @@ final class Monitors {
 
   /** The peer's connection is gone: its monitors end. */
   void forget(Peer peer) {
-    heartbeats.removeIf(
-        h -> {
-          if (h.requester != peer) {
-            return false;
-          }
-          cancel(h);
-          return true;
-        });
+    // A loop, not removeIf with a lambda: this runs at every finalize (docs/architecture.md,
+    // "First requests").
+    for (Iterator<Heartbeat> it = heartbeats.iterator(); it.hasNext(); ) {
+      Heartbeat h = it.next();
+      if (h.requester == peer) {
+        cancel(h);
+        it.remove();
+      }
+    }
   }
 
   /** Shutdown: every monitor ends. */

@@ -10,12 +10,15 @@ import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -120,15 +123,7 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
       if (ownerUid.isDone()) {
         decide(ctx, req, ownerUid.getNow(OptionalInt.empty()));
       } else {
-        CompletableFuture<OptionalInt> unused = ownerUid.whenComplete(
-            (uid, e) -> {
-              OptionalInt u = uid == null ? OptionalInt.empty() : uid;
-              try {
-                ctx.executor().execute(() -> decide(ctx, req, u));
-              } catch (RejectedExecutionException ex) {
-                // Server stopping: the channel is closed with everything else.
-              }
-            });
+        CompletableFuture<OptionalInt> unused = ownerUid.whenComplete(new OwnerKnown(ctx, req));
       }
       return;
     }
@@ -150,18 +145,59 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
       return;
     }
     // A tool's identity comes from the host, so the decision may arrive later (on this loop).
-    core.accept(
-        ctx.channel(),
-        req,
-        uid,
-        accepted -> {
-          if (accepted.isPresent()) {
-            peer = accepted.get();
-            leavePending();
-          } else {
-            ChannelFuture unused = ctx.close();
-          }
-        });
+    core.accept(ctx.channel(), req, uid, new Decision(ctx));
+  }
+
+  /**
+   * The socket's owner looked up after the handshake came: the decision goes back to the loop.
+   * A class, not a lambda, like {@link Decision}.
+   */
+  private final class OwnerKnown implements BiConsumer<OptionalInt, Throwable>, Runnable {
+    private final ChannelHandlerContext ctx;
+    private final ConnectRequest req;
+    private OptionalInt uid = OptionalInt.empty();
+
+    OwnerKnown(ChannelHandlerContext ctx, ConnectRequest req) {
+      this.ctx = ctx;
+      this.req = req;
+    }
+
+    @Override
+    public void accept(@Nullable OptionalInt found, @Nullable Throwable e) {
+      uid = found == null ? OptionalInt.empty() : found;
+      try {
+        ctx.executor().execute(this);
+      } catch (RejectedExecutionException ex) {
+        // Server stopping: the channel is closed with everything else.
+      }
+    }
+
+    @Override
+    public void run() {
+      decide(ctx, req, uid);
+    }
+  }
+
+  /**
+   * What the admission decided: the peer, or a closed channel. A class, not a lambda: a lambda's
+   * first call costs a fresh server 0.1-0.2 ms (docs/architecture.md, "First requests").
+   */
+  private final class Decision implements Consumer<Optional<Object>> {
+    private final ChannelHandlerContext ctx;
+
+    Decision(ChannelHandlerContext ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public void accept(Optional<Object> accepted) {
+      if (accepted.isPresent()) {
+        peer = accepted.get();
+        leavePending();
+      } else {
+        ChannelFuture unused = ctx.close();
+      }
+    }
   }
 
   @Override

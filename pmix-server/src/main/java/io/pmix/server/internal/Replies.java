@@ -29,14 +29,12 @@ public final class Replies {
 
   /** A status-only reply; 4.2.2 never sends OPERATION_SUCCEEDED to a client: it becomes SUCCESS. */
   public static void status(Peer peer, int tag, Status status) {
-    StatusReply reply = new StatusReply(clientStatus(status));
-    write(peer, tag, () -> reply, false);
+    write(peer, tag, new Made(new StatusReply(clientStatus(status))), false);
   }
 
   /** The FINALIZE answer: the one message a finalized peer still receives. */
   public static void finalizeReply(Peer peer, int tag, Status status) {
-    StatusReply reply = new StatusReply(clientStatus(status));
-    write(peer, tag, () -> reply, true);
+    write(peer, tag, new Made(new StatusReply(clientStatus(status))), true);
   }
 
   /**
@@ -93,10 +91,40 @@ public final class Replies {
     } else {
       // A store reader acts on a reply at once (reads its job data, a fence's data): the store
       // writes submitted before it must have landed. Encoded now, as the state is now.
-      gate.afterWrites(
-          () -> {
-            ChannelFuture unused = peer.channel().writeAndFlush(frame);
-          });
+      gate.afterWrites(new Flush(peer, frame));
+    }
+  }
+
+  // Classes, not lambdas, on the reply path: a lambda's first call costs a fresh server
+  // 0.1-0.2 ms (docs/architecture.md, "First requests").
+
+  /** A message already made. */
+  private static final class Made implements Supplier<Message> {
+    private final Message message;
+
+    Made(Message message) {
+      this.message = message;
+    }
+
+    @Override
+    public Message get() {
+      return message;
+    }
+  }
+
+  /** Sends an encoded frame once the store writes before it have landed. */
+  private static final class Flush implements Runnable {
+    private final Peer peer;
+    private final ByteBuf frame;
+
+    Flush(Peer peer, ByteBuf frame) {
+      this.peer = peer;
+      this.frame = frame;
+    }
+
+    @Override
+    public void run() {
+      ChannelFuture unused = peer.channel().writeAndFlush(frame);
     }
   }
 }

@@ -620,7 +620,7 @@ public final class ServerCore {
         modex.handleRefresh(peer, tag, r);
         return;
       }
-      Route<?> route = cmd.map(routes::get).orElse(null);
+      Route<?> route = cmd.isPresent() ? routes.get(cmd.get()) : null;
       if (route == null) {
         Replies.status(peer, tag, Status.ERR_NOT_SUPPORTED);
         return;

@@ -197,19 +197,32 @@ public final class Collectives {
     t.arrive(peer, tag, collect, info);
     boolean stopsAtHost = type != Command.CONNECTNB && type != Command.GROUP_CONSTRUCT;
     if (timeout > 0 && !t.hasTimer() && !(stopsAtHost && t.hostCalled())) {
-      FenceTracker tt = t;
-      t.timer(
-          loop.schedule(
-              () -> {
-                tt.timerFired();
-                if (trackers.contains(tt) && !(stopsAtHost && tt.hostCalled())) {
-                  complete(tt, Status.ERR_TIMEOUT);
-                }
-              },
-              timeout,
-              TimeUnit.SECONDS));
+      t.timer(loop.schedule(new Timeout(t, stopsAtHost), timeout, TimeUnit.SECONDS));
     }
     check(t);
+  }
+
+  /**
+   * A collective's timeout. A class, not a lambda: a lambda's first call costs a fresh server
+   * 0.1-0.2 ms, here in a job's first fence with a timeout (docs/architecture.md, "First
+   * requests").
+   */
+  private final class Timeout implements Runnable {
+    private final FenceTracker t;
+    private final boolean stopsAtHost;
+
+    Timeout(FenceTracker t, boolean stopsAtHost) {
+      this.t = t;
+      this.stopsAtHost = stopsAtHost;
+    }
+
+    @Override
+    public void run() {
+      t.timerFired();
+      if (trackers.contains(t) && !(stopsAtHost && t.hostCalled())) {
+        complete(t, Status.ERR_TIMEOUT);
+      }
+    }
   }
 
   /** Counts the local participants and decides whether the collective is purely local. */

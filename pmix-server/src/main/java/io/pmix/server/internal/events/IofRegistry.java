@@ -4,6 +4,7 @@ import io.pmix.common.Proc;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.function.BiConsumer;
 
@@ -27,7 +28,13 @@ public final class IofRegistry {
 
   /** Drops the peer's requests (its cycle ended). */
   public void forget(Peer requester) {
-    requests.removeIf(r -> r.requester == requester);
+    // A loop, not removeIf with a lambda: this runs at every finalize (docs/architecture.md,
+    // "First requests").
+    for (Iterator<IofRequest> it = requests.iterator(); it.hasNext(); ) {
+      if (it.next().requester == requester) {
+        it.remove();
+      }
+    }
   }
 
   /** Drops every source in {@code ns}, every request left without one, and {@code ns}'s own. */

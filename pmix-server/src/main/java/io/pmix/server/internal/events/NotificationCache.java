@@ -74,10 +74,15 @@ final class NotificationCache {
 
   /** Forgets a target in every cached event (it finalized, died or was deregistered). */
   void forgetTarget(Proc target) {
-    for (CachedNotification n : cached) {
+    // A loop, not removeIf with a lambda: this runs at every finalize (docs/architecture.md,
+    // "First requests").
+    for (Iterator<CachedNotification> it = cached.iterator(); it.hasNext(); ) {
+      CachedNotification n = it.next();
       n.pending.remove(target);
+      if (n.pending.isEmpty()) {
+        it.remove();
+      }
     }
-    cached.removeIf(n -> n.pending.isEmpty());
   }
 
   /** Forgets events from the namespace's processes and its processes as targets. */

@@ -20,7 +20,9 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -409,15 +411,26 @@ public final class PeerLifecycle {
     }
     if (peer.role() == ServerSnapshot.Role.CLIENT) {
       Object hostObject = peer.info().hostObject();
+      // Classes, not lambdas: a lambda's first call costs a fresh server 0.1-0.2 ms, here in
+      // every job's first finalize (docs/architecture.md, "First requests").
       hostCalls.call(
-          () -> host.clientFinalized(peer.proc(), hostObject),
-          (v, failure) ->
+          new Supplier<CompletionStage<Void>>() {
+            @Override
+            public CompletionStage<Void> get() {
+              return host.clientFinalized(peer.proc(), hostObject);
+            }
+          },
+          new HostCalls.Done<Void>() {
+            @Override
+            public void done(@Nullable Void v, @Nullable Status failure) {
               Replies.finalizeReply(
                   peer,
                   tag,
                   failure == null || failure.equals(Status.ERR_NOT_SUPPORTED)
                       ? Status.SUCCESS
-                      : failure));
+                      : failure);
+            }
+          });
     } else {
       Replies.finalizeReply(peer, tag, Status.SUCCESS);
     }

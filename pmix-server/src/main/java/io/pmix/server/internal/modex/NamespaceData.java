@@ -69,7 +69,14 @@ public final class NamespaceData {
   }
 
   ProcData procOrCreate(int rank) {
-    return procs.computeIfAbsent(rank, r -> new ProcData());
+    // Not computeIfAbsent with a lambda: this runs at every first commit of a rank
+    // (docs/architecture.md, "First requests").
+    ProcData d = procs.get(rank);
+    if (d == null) {
+      d = new ProcData();
+      procs.put(rank, d);
+    }
+    return d;
   }
 
   /** Every rank's data, by rank (signed order, as the rank-UNDEF answer lists them). */

@@ -192,19 +192,23 @@ final class PendingGets {
 
   /** Drops the requests of a peer whose cycle ended, unanswered: nobody is left to read them. */
   void dropGetsOf(Peer peer) {
+    // Loops, not removeIf with lambdas: this runs at every finalize (docs/architecture.md,
+    // "First requests").
     for (Map<Proc, List<PendingGet>> waits : List.of(localWaits, dmodexWaits)) {
-      for (List<PendingGet> l : waits.values()) {
-        for (PendingGet g : l) {
+      for (Iterator<List<PendingGet>> lists = waits.values().iterator(); lists.hasNext(); ) {
+        List<PendingGet> l = lists.next();
+        for (Iterator<PendingGet> it = l.iterator(); it.hasNext(); ) {
+          PendingGet g = it.next();
           if (g.requester() == peer) {
             g.done = true;
             g.cancelTimer();
+            it.remove();
           }
         }
-        l.removeIf(g -> g.requester() == peer);
-      }
-      // Keep dmodex keys (an upcall may still be running); drop empty local-wait lists.
-      if (waits == localWaits) {
-        waits.values().removeIf(List::isEmpty);
+        // Keep dmodex keys (an upcall may still be running); drop empty local-wait lists.
+        if (waits == localWaits && l.isEmpty()) {
+          lists.remove();
+        }
       }
     }
   }
