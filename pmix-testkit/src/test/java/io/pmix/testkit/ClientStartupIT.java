@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Timeout;
  * No record's generated {@code equals}, {@code hashCode} or {@code toString} may run either, in
  * the ranks or in pmixrun's server: the value types write theirs out (docs/architecture.md,
  * "Start-up of the client"). The ranks attach the ds21 store and lock it through pmix-java's own
- * native library, loading no JNA class.
+ * native library, loading no JNA class, and link no lambda of the library (a class costs a fresh
+ * JVM less than a lambda's first call).
  */
 @Timeout(120)
 class ClientStartupIT {
@@ -89,6 +90,14 @@ class ClientStartupIT {
           lines.stream().anyMatch(l -> l.contains(" io.pmix.common.internal.gds.JniPthreads ")),
           log + ": the ds21 locks did not go through libpmixjava");
       assertNoneLoaded(lines, " com.sun.jna.", log + ": JNA classes loaded by a client");
+      // Nor does it link a lambda of the library: each costs a fresh JVM 0.1-0.3 ms at its first
+      // call, more than a class (docs/architecture.md, "First requests"). The JDK's own may.
+      List<String> lambdas =
+          lines.stream().filter(l -> l.contains(" io.pmix.") && l.contains("$$Lambda")).toList();
+      assertEquals(
+          List.of(),
+          lambdas.subList(0, Math.min(5, lambdas.size())),
+          log + ": the library linked lambdas in a client cycle (" + lambdas.size() + ")");
       long app = lines.stream().filter(l -> l.contains("source: file:")).count();
       assertTrue(
           app <= MAX_APP_CLASSES,

@@ -41,6 +41,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -217,17 +218,22 @@ public final class ClientState implements LibraryState {
     if (key.isEmpty() || key.getBytes(StandardCharsets.UTF_8).length > Info.MAX_KEYLEN) {
       throw new IllegalArgumentException("key must have 1 to " + Info.MAX_KEYLEN + " bytes");
     }
+    // Anonymous classes, not lambdas, in put, commit and fence: a lambda's first call costs a
+    // fresh JVM ~0.1-0.3 ms (docs/architecture.md, "First requests").
     session.execute(
-        () -> {
-          session.store().putOwn(key, value);
-          if (scope == Scope.INTERNAL || DataStore.isReserved(key)) {
-            return;
-          }
-          if (scope.reachesLocal()) {
-            commitLocal.put(key, value);
-          }
-          if (scope.reachesRemote()) {
-            commitRemote.put(key, value);
+        new Runnable() {
+          @Override
+          public void run() {
+            session.store().putOwn(key, value);
+            if (scope == Scope.INTERNAL || DataStore.isReserved(key)) {
+              return;
+            }
+            if (scope.reachesLocal()) {
+              commitLocal.put(key, value);
+            }
+            if (scope.reachesRemote()) {
+              commitRemote.put(key, value);
+            }
           }
         });
   }
@@ -235,18 +241,21 @@ public final class ClientState implements LibraryState {
   /** Sends what was put since the last commit. */
   public CompletableFuture<Void> commit() {
     return session.call(
-        f -> {
-          Map<String, Value> local = new LinkedHashMap<>(commitLocal);
-          Map<String, Value> remote = new LinkedHashMap<>(commitRemote);
-          commitLocal.clear();
-          commitRemote.clear();
-          if (singleton) {
-            session.complete(f, null);
-            return;
+        new Consumer<CompletableFuture<Void>>() {
+          @Override
+          public void accept(CompletableFuture<Void> f) {
+            Map<String, Value> local = new LinkedHashMap<>(commitLocal);
+            Map<String, Value> remote = new LinkedHashMap<>(commitRemote);
+            commitLocal.clear();
+            commitRemote.clear();
+            if (singleton) {
+              session.complete(f, null);
+              return;
+            }
+            session.send(
+                CommitRequest.of(local, remote),
+                session.replyTo(f, ConnectorSession.statusOnly("commit")));
           }
-          session.send(
-              CommitRequest.of(local, remote),
-              session.replyTo(f, r -> ConnectorSession.statusOnly(r, "commit")));
         });
   }
 
@@ -255,22 +264,25 @@ public final class ClientState implements LibraryState {
     List<Proc> ps = procs.isEmpty() ? List.of(Proc.wildcard(me.nspace())) : List.copyOf(procs);
     List<Info> ds = List.copyOf(directives);
     return session.call(
-        f -> {
-          if (singleton) {
-            for (Proc p : ps) {
-              if (!p.nspace().equals(me.nspace())
-                  || !(p.rank() == me.rank() || p.rank() == Proc.RANK_WILDCARD)) {
-                session.fail(
-                    f, new PmixException(Status.ERR_UNREACH, "a singleton can only fence itself"));
-                return;
+        new Consumer<CompletableFuture<Void>>() {
+          @Override
+          public void accept(CompletableFuture<Void> f) {
+            if (singleton) {
+              for (Proc p : ps) {
+                if (!p.nspace().equals(me.nspace())
+                    || !(p.rank() == me.rank() || p.rank() == Proc.RANK_WILDCARD)) {
+                  session.fail(
+                      f,
+                      new PmixException(Status.ERR_UNREACH, "a singleton can only fence itself"));
+                  return;
+                }
               }
+              session.complete(f, null);
+              return;
             }
-            session.complete(f, null);
-            return;
+            session.send(
+                new FenceNbRequest(ps, ds), session.replyTo(f, ConnectorSession.statusOnly("fence")));
           }
-          session.send(
-              new FenceNbRequest(ps, ds),
-              session.replyTo(f, r -> ConnectorSession.statusOnly(r, "fence")));
         });
   }
 

@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -327,8 +328,11 @@ public final class PmixReader {
 
   private DataType readType() {
     int code = readTagCode();
-    return DataType.fromCode(code)
-        .orElseThrow(() -> new PmixException(Status.ERR_UNKNOWN_DATA_TYPE, "type code " + code));
+    Optional<DataType> t = DataType.fromCode(code);
+    if (t.isEmpty()) {
+      throw new PmixException(Status.ERR_UNKNOWN_DATA_TYPE, "type code " + code);
+    }
+    return t.get();
   }
 
   private List<Value> readItems(DataType type, int n) {

@@ -7,6 +7,7 @@ import io.pmix.common.internal.connector.LibraryHolder;
 import io.pmix.common.internal.connector.Role;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,7 +41,15 @@ public final class ToolHolder {
     requireNonNull(directives, "directives");
     Map<String, String> env = Map.copyOf(environment);
     List<Info> ds = List.copyOf(directives);
-    return HOLDER.init(() -> ToolState.start(env, ds));
+    // An anonymous class, not a lambda: a lambda's first call costs a fresh JVM ~0.1-0.3 ms
+    // (docs/architecture.md, "First requests").
+    return HOLDER.init(
+        new Supplier<ToolState>() {
+          @Override
+          public ToolState get() {
+            return ToolState.start(env, ds);
+          }
+        });
   }
 
   /**

@@ -13,7 +13,6 @@ import io.pmix.common.internal.message.FinalizeRequest;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.ReqReply;
 import io.pmix.common.internal.message.ReqRequest;
-import io.pmix.common.internal.message.StatusReply;
 import io.pmix.common.internal.wire.ClientReply;
 import io.pmix.common.internal.wire.ConnectReply;
 import io.pmix.common.internal.wire.ConnectRequest;
@@ -197,7 +196,26 @@ final class Connection implements SessionPart {
    */
   <T> CompletableFuture<T> request(
       Supplier<? extends Message> body, Function<PmixReader, T> decode) {
-    return threads.call(f -> send(body.get(), replyTo(f, decode)));
+    return threads.call(new Sending<>(body, decode));
+  }
+
+  /**
+   * A request sent from the progress thread. A class, not a lambda: every first request passes
+   * here (docs/architecture.md, "First requests").
+   */
+  private final class Sending<T> implements Consumer<CompletableFuture<T>> {
+    private final Supplier<? extends Message> body;
+    private final Function<PmixReader, T> decode;
+
+    Sending(Supplier<? extends Message> body, Function<PmixReader, T> decode) {
+      this.body = body;
+      this.decode = decode;
+    }
+
+    @Override
+    public void accept(CompletableFuture<T> f) {
+      send(body.get(), replyTo(f, decode));
+    }
   }
 
   /** A reply handler completing {@code f} with the decoded reply, on the callback thread. */
@@ -337,7 +355,12 @@ final class Connection implements SessionPart {
               threads
                   .loop()
                   .schedule(
-                      () -> failConnect(new IOException("connect timed out")),
+                      new Runnable() { // not a lambda: a first init runs this
+                        @Override
+                        public void run() {
+                          failConnect(new IOException("connect timed out"));
+                        }
+                      },
                       CONNECT_TIMEOUT_MILLIS);
         }
       } catch (IOException | RuntimeException e) {
@@ -604,7 +627,15 @@ final class Connection implements SessionPart {
                   Status.ERROR,
                   "job data for namespace " + data.nspace() + ", not " + self.nspace());
             }
-            listener.onJobData(self, data, failure -> jobDataDone(failure));
+            listener.onJobData(
+                self,
+                data,
+                new Consumer<@Nullable PmixException>() { // not a lambda: a first init runs this
+                  @Override
+                  public void accept(@Nullable PmixException failure) {
+                    jobDataDone(failure);
+                  }
+                });
           }
 
           @Override
@@ -682,13 +713,7 @@ final class Connection implements SessionPart {
       threads.complete(f, null);
       return;
     }
-    ReplyHandler answer =
-        replyTo(
-            f,
-            r -> {
-              StatusReply.decode(r).check("finalize");
-              return null;
-            });
+    ReplyHandler answer = replyTo(f, ConnectorSession.statusOnly("finalize"));
     // The socket closes first, whatever the answer, so the caller wakes to a closed connection.
     send(
         FinalizeRequest.INSTANCE,

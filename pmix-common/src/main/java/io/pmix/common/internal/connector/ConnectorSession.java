@@ -276,6 +276,27 @@ public final class ConnectorSession {
     return null;
   }
 
+  /**
+   * {@link #statusOnly(PmixReader, String)} as a decoder: a class, not a lambda at each caller,
+   * whose first call would cost a fresh JVM ~0.1-0.3 ms (docs/architecture.md, "First requests").
+   */
+  public static Function<PmixReader, @Nullable Void> statusOnly(String what) {
+    return new StatusOnly(what);
+  }
+
+  private static final class StatusOnly implements Function<PmixReader, @Nullable Void> {
+    private final String what;
+
+    StatusOnly(String what) {
+      this.what = what;
+    }
+
+    @Override
+    public @Nullable Void apply(PmixReader r) {
+      return statusOnly(r, what);
+    }
+  }
+
   /** On the progress thread: sends {@code m} with a fresh tag; {@code handler} gets the reply. */
   public void send(Message m, ReplyHandler handler) {
     connection.send(m, handler);
@@ -315,7 +336,15 @@ public final class ConnectorSession {
    */
   public CompletableFuture<Void> open(ConnectPlan plan) {
     requireNonNull(plan, "plan");
-    return call(f -> connection.open(plan, f));
+    // An anonymous class, not a lambda, on the way of a first init (docs/architecture.md, "First
+    // requests").
+    return call(
+        new Consumer<CompletableFuture<Void>>() {
+          @Override
+          public void accept(CompletableFuture<Void> f) {
+            connection.open(plan, f);
+          }
+        });
   }
 
   /**
@@ -337,10 +366,13 @@ public final class ConnectorSession {
     AtomicBoolean handed = new AtomicBoolean();
     CompletableFuture<Void> f =
         call(
-            g -> {
-              handed.set(true);
-              this.gds.install(gds);
-              connection.open(plan, g);
+            new Consumer<CompletableFuture<Void>>() { // not a lambda: every ds21 first init
+              @Override
+              public void accept(CompletableFuture<Void> g) {
+                handed.set(true);
+                ConnectorSession.this.gds.install(gds);
+                connection.open(plan, g);
+              }
             });
     if (f.isDone() && !handed.get()) {
       // Refused (the session has stopped): the body never ran, so the module is still ours.
@@ -501,7 +533,14 @@ public final class ConnectorSession {
       // FINALIZE, and the close once it is answered, in one step of the progress thread. Only
       // this call waits for it: the progress thread may complete it itself, as for any blocking
       // call (LibraryThreads#awaiting), instead of through the callback thread.
-      CompletableFuture<Void> fin = call(connection::finalizeAndClose);
+      CompletableFuture<Void> fin =
+          call(
+              new Consumer<CompletableFuture<Void>>() { // not a method reference: a last finalize
+                @Override
+                public void accept(CompletableFuture<Void> f) {
+                  connection.finalizeAndClose(f);
+                }
+              });
       Runnable release = LibraryThreads.awaiting(fin);
       boolean closed = false;
       try {

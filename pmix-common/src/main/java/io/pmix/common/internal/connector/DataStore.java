@@ -102,7 +102,14 @@ public final class DataStore {
     final List<Map<String, Value>> apps = new ArrayList<>();
 
     Map<String, Value> rank(int r) {
-      return ranks.computeIfAbsent(r, k -> new LinkedHashMap<>());
+      // Not computeIfAbsent with a lambda: a first init runs this (docs/architecture.md, "First
+      // requests").
+      Map<String, Value> m = ranks.get(r);
+      if (m == null) {
+        m = new LinkedHashMap<>();
+        ranks.put(r, m);
+      }
+      return m;
     }
   }
 
@@ -258,7 +265,12 @@ public final class DataStore {
       ownJobAnswers = Map.of();
     }
     dropPeerAnswers(nspace);
-    return namespaces.computeIfAbsent(nspace, k -> new Namespace());
+    Namespace ns = namespaces.get(nspace);
+    if (ns == null) {
+      ns = new Namespace();
+      namespaces.put(nspace, ns);
+    }
+    return ns;
   }
 
   /**
@@ -434,7 +446,11 @@ public final class DataStore {
       p = target;
     }
     peerAnswers.remove(p); // a rank's blob holds only its own data
-    Map<String, Value> m = peers.computeIfAbsent(p, k -> new LinkedHashMap<>());
+    Map<String, Value> m = peers.get(p); // not computeIfAbsent's lambda: a first remote get
+    if (m == null) {
+      m = new LinkedHashMap<>();
+      peers.put(p, m);
+    }
     byte[] prev = lastBlob.remove(p);
     if (prev != null
         && prev.length >= in.readerIndex()

@@ -110,7 +110,7 @@ final class GdsAccess implements SessionPart {
     }
     reads++;
     try {
-      threads.read(() -> runRead(m, owner, read, then, failed));
+      threads.read(new Read<>(m, owner, read, then, failed));
     } catch (RejectedExecutionException e) {
       reads--;
       threads.fail(owner, threads.finalized(e));
@@ -135,21 +135,70 @@ final class GdsAccess implements SessionPart {
       result = null;
       failure = new PmixException(Status.ERROR, "reading the " + m.name() + " store: " + e, e);
     }
-    T r = result;
-    PmixException f = failure;
     try {
-      threads.execute(
-          () -> {
-            reads--;
-            if (f != null) {
-              failed.accept(f);
-            } else {
-              then.accept(r);
-            }
-          });
+      threads.execute(new Outcome<>(result, failure, then, failed));
     } catch (PmixException e) {
       // The progress thread has ended (the last finalize): what was asked fails as finalized.
       threads.fail(owner, e);
+    }
+  }
+
+  // Classes, not lambdas: every first init on ds21/ds12 reads the store (docs/architecture.md,
+  // "First requests").
+
+  /** A read, on the reader thread. */
+  private final class Read<T> implements Runnable {
+    private final GdsModule m;
+    private final CompletableFuture<?> owner;
+    private final Function<GdsModule, T> read;
+    private final Consumer<T> then;
+    private final Consumer<PmixException> failed;
+
+    Read(
+        GdsModule m,
+        CompletableFuture<?> owner,
+        Function<GdsModule, T> read,
+        Consumer<T> then,
+        Consumer<PmixException> failed) {
+      this.m = m;
+      this.owner = owner;
+      this.read = read;
+      this.then = then;
+      this.failed = failed;
+    }
+
+    @Override
+    public void run() {
+      runRead(m, owner, read, then, failed);
+    }
+  }
+
+  /** A read's outcome, on the progress thread. */
+  private final class Outcome<T> implements Runnable {
+    private final @Nullable T result;
+    private final @Nullable PmixException failure;
+    private final Consumer<T> then;
+    private final Consumer<PmixException> failed;
+
+    Outcome(
+        @Nullable T result,
+        @Nullable PmixException failure,
+        Consumer<T> then,
+        Consumer<PmixException> failed) {
+      this.result = result;
+      this.failure = failure;
+      this.then = then;
+      this.failed = failed;
+    }
+
+    @Override
+    public void run() {
+      reads--;
+      if (failure != null) {
+        failed.accept(failure);
+      } else {
+        then.accept(result);
+      }
     }
   }
 

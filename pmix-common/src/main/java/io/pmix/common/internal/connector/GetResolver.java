@@ -8,11 +8,9 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
-import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.gds.GdsModule;
 import io.pmix.common.internal.message.GetNbReply;
 import io.pmix.common.internal.message.GetNbRequest;
-import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -21,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -43,8 +42,6 @@ import org.jspecify.annotations.Nullable;
  * <p>Confined to the progress thread.
  */
 final class GetResolver implements SessionPart {
-  private static final System.Logger LOG = LazyLogger.of(GetResolver.class);
-
   /** A get waiting for the server, and the gets of the same proc queued behind it. */
   private static final class GetQueue {
     final List<GetRequest> waiting = new ArrayList<>();
@@ -104,19 +101,33 @@ final class GetResolver implements SessionPart {
       return;
     }
     Proc wildcard = Proc.wildcard(self.nspace());
+    // Anonymous classes, not lambdas: every first init on ds21/ds12 runs this
+    // (docs/architecture.md, "First requests").
     gds.read(
         owner,
-        m -> List.of(m.fetchRecords(wildcard), m.fetchRecords(self)),
-        found -> {
-          // No records yet is no failure: a server that has not written them answers a get.
-          found.get(0).ifPresent(records -> st.ingestJobRecords(self.nspace(), records));
-          if (!st.hasRankData(self)) {
-            st.ingestRankData(self, found.get(1).orElse(List.of()));
+        new Function<GdsModule, List<Optional<List<Info>>>>() {
+          @Override
+          public List<Optional<List<Info>>> apply(GdsModule m) {
+            return List.of(m.fetchRecords(wildcard), m.fetchRecords(self));
           }
-          st.publishOwnJobAnswers();
-          done.accept(null);
         },
-        done::accept);
+        new Consumer<List<Optional<List<Info>>>>() {
+          @Override
+          public void accept(List<Optional<List<Info>>> found) {
+            // No records yet is no failure: a server that has not written them answers a get.
+            Optional<List<Info>> job = found.get(0);
+            if (job.isPresent()) {
+              st.ingestJobRecords(self.nspace(), job.get());
+            }
+            if (!st.hasRankData(self)) {
+              Optional<List<Info>> own = found.get(1);
+              st.ingestRankData(self, own.isPresent() ? own.get() : List.of());
+            }
+            st.publishOwnJobAnswers();
+            done.accept(null);
+          }
+        },
+        done);
   }
 
   /**
@@ -164,7 +175,15 @@ final class GetResolver implements SessionPart {
         }
       }
     }
-    return threads.call(f -> resolve(new GetRequest(proc, key, ds, f)));
+    // An anonymous class, not a lambda: a first get runs this (docs/architecture.md, "First
+    // requests").
+    return threads.call(
+        new Consumer<CompletableFuture<Value>>() {
+          @Override
+          public void accept(CompletableFuture<Value> f) {
+            resolve(new GetRequest(proc, key, ds, f));
+          }
+        });
   }
 
   /**
@@ -320,15 +339,8 @@ final class GetResolver implements SessionPart {
           public void onReply(PmixReader r) {
             GetNbReply reply = GetNbReply.decode(r);
             Status s = reply.status();
-            if (LOG.isLoggable(Level.DEBUG)) {
-              LOG.log(
-                  Level.DEBUG,
-                  "GETNB reply for {0} of {1}: {2}, blobs of {3} bytes",
-                  g.key(),
-                  g.proc(),
-                  s,
-                  reply.blobs().stream().map(b -> b.length).toList());
-            }
+            // Nothing logged here, not even asked whether to: the first question to a System.Logger
+            // starts the logging backend, 10-30 ms of a fresh JVM, in a first remote get.
             for (byte[] blob : reply.blobs()) {
               // A dstore namespace's data found only in the store comes back as an empty blob
               // (libpmix's dstore modules assemble nothing): it is read from the store below.

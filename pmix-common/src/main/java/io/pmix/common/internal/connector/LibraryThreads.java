@@ -88,22 +88,34 @@ public final class LibraryThreads implements SessionPart {
   /** Starts nothing yet: each thread starts with its first task. */
   LibraryThreads(Role role) {
     this.role = requireNonNull(role, "role");
-    this.loop = new ProgressLoop(factory(role, role.progressThread(), threads::add));
+    this.loop = new ProgressLoop(new Factory(role, role.progressThread(), threads));
     this.callbacks =
-        Executors.newSingleThreadExecutor(factory(role, role.callbackThread(), threads::add));
+        Executors.newSingleThreadExecutor(new Factory(role, role.callbackThread(), threads));
     // Like the callback thread, the reader starts with its first task: a cycle on hash has none.
-    this.reader = Executors.newSingleThreadExecutor(factory(role, role.gdsThread(), threads::add));
+    this.reader = Executors.newSingleThreadExecutor(new Factory(role, role.gdsThread(), threads));
   }
 
-  /** A factory of library threads with this exact name, each handed to {@code started}. */
-  static ThreadFactory factory(Role role, String name, Consumer<Thread> started) {
-    requireNonNull(role, "role");
-    requireNonNull(name, "name");
-    return r -> {
+  // Classes, not lambdas, on the way of a first init and a blocking call: a lambda's first call
+  // links its call site, ~0.1-0.3 ms of a fresh JVM (docs/architecture.md, "First requests").
+
+  /** Makes library threads with this exact name, each added to {@code started}. */
+  private static final class Factory implements ThreadFactory {
+    private final Role role;
+    private final String name;
+    private final List<Thread> started;
+
+    Factory(Role role, String name, List<Thread> started) {
+      this.role = requireNonNull(role, "role");
+      this.name = requireNonNull(name, "name");
+      this.started = started;
+    }
+
+    @Override
+    public Thread newThread(Runnable r) {
       Thread t = new LibraryThread(r, name, role);
-      started.accept(t);
+      started.add(t);
       return t;
-    };
+    }
   }
 
   /** Whether the calling thread is one of {@code role}'s library threads. */
@@ -156,18 +168,31 @@ public final class LibraryThreads implements SessionPart {
   <T> CompletableFuture<T> call(Consumer<CompletableFuture<T>> body) {
     CompletableFuture<T> f = new CompletableFuture<>();
     try {
-      loop.execute(
-          () -> {
-            try {
-              body.accept(f);
-            } catch (RuntimeException e) {
-              fail(f, e);
-            }
-          });
+      loop.execute(new Call<>(body, f));
     } catch (RejectedExecutionException e) {
       f.completeExceptionally(finalized(e));
     }
     return f;
+  }
+
+  /** A body run on the progress thread; its failure fails the future. */
+  private final class Call<T> implements Runnable {
+    private final Consumer<CompletableFuture<T>> body;
+    private final CompletableFuture<T> f;
+
+    Call(Consumer<CompletableFuture<T>> body, CompletableFuture<T> f) {
+      this.body = body;
+      this.f = f;
+    }
+
+    @Override
+    public void run() {
+      try {
+        body.accept(f);
+      } catch (RuntimeException e) {
+        fail(f, e);
+      }
+    }
   }
 
   /**
@@ -197,9 +222,29 @@ public final class LibraryThreads implements SessionPart {
    */
   static Runnable awaiting(CompletableFuture<?> f) {
     if (f.isDone() || f.getNumberOfDependents() != 0 || !AWAITED.add(f)) {
-      return () -> {};
+      return NOT_AWAITED;
     }
-    return () -> AWAITED.remove(f);
+    return new Awaited(f);
+  }
+
+  private static final Runnable NOT_AWAITED =
+      new Runnable() {
+        @Override
+        public void run() {}
+      };
+
+  /** Ends the marking of a future as waited on by a blocking call. */
+  private static final class Awaited implements Runnable {
+    private final CompletableFuture<?> f;
+
+    Awaited(CompletableFuture<?> f) {
+      this.f = f;
+    }
+
+    @Override
+    public void run() {
+      AWAITED.remove(f);
+    }
   }
 
   /**
@@ -223,7 +268,7 @@ public final class LibraryThreads implements SessionPart {
       f.complete(value);
       return;
     }
-    if (!onCallbackThread(() -> f.complete(value))) {
+    if (!onCallbackThread(new Completion<>(f, value, null))) {
       f.complete(value);
     }
   }
@@ -234,8 +279,30 @@ public final class LibraryThreads implements SessionPart {
       f.completeExceptionally(t);
       return;
     }
-    if (!onCallbackThread(() -> f.completeExceptionally(t))) {
+    if (!onCallbackThread(new Completion<>(f, null, t))) {
       f.completeExceptionally(t);
+    }
+  }
+
+  /** Completes a future with a value, or fails it with {@code failure}. */
+  private static final class Completion<T> implements Runnable {
+    private final CompletableFuture<T> f;
+    private final @Nullable T value;
+    private final @Nullable Throwable failure;
+
+    Completion(CompletableFuture<T> f, @Nullable T value, @Nullable Throwable failure) {
+      this.f = f;
+      this.value = value;
+      this.failure = failure;
+    }
+
+    @Override
+    public void run() {
+      if (failure != null) {
+        f.completeExceptionally(failure);
+      } else {
+        f.complete(value);
+      }
     }
   }
 
@@ -243,19 +310,30 @@ public final class LibraryThreads implements SessionPart {
   private boolean onCallbackThread(Runnable task) {
     pendingCallbacks.incrementAndGet();
     try {
-      callbacks.execute(
-          () -> {
-            try {
-              task.run();
-            } finally {
-              pendingCallbacks.decrementAndGet();
-            }
-          });
+      callbacks.execute(new Counted(task));
       callbackStarted = true;
       return true;
     } catch (RejectedExecutionException e) {
       pendingCallbacks.decrementAndGet();
       return false;
+    }
+  }
+
+  /** A task on the callback thread, counted while pending. */
+  private final class Counted implements Runnable {
+    private final Runnable task;
+
+    Counted(Runnable task) {
+      this.task = task;
+    }
+
+    @Override
+    public void run() {
+      try {
+        task.run();
+      } finally {
+        pendingCallbacks.decrementAndGet();
+      }
     }
   }
 

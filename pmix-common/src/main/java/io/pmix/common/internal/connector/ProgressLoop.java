@@ -158,7 +158,14 @@ final class ProgressLoop {
       } catch (IOException e) {
         throw new UncheckedIOException("cannot open a selector for the PMIx progress thread", e);
       }
-      Thread t = threadFactory.newThread(this::run);
+      Thread t =
+          threadFactory.newThread(
+              new Runnable() { // not a method reference: a first init runs this
+                @Override
+                public void run() {
+                  ProgressLoop.this.run();
+                }
+              });
       thread = t;
       t.start();
     }
@@ -254,7 +261,13 @@ final class ProgressLoop {
           SelectionKey k = it.next();
           it.remove();
           if (k.isValid()) {
-            guarded(() -> ((Registrant) k.attachment()).ready(k));
+            // Not through guarded's lambda: every first init runs this (docs/architecture.md,
+            // "First requests").
+            try {
+              ((Registrant) k.attachment()).ready(k);
+            } catch (RuntimeException e) {
+              LOG.log(Level.WARNING, "a task on the PMIx progress thread threw", e);
+            }
           }
         }
       }
@@ -267,7 +280,11 @@ final class ProgressLoop {
         left.add((Registrant) k.attachment());
       }
       for (Registrant r : left) {
-        guarded(r::shutdown);
+        try { // not guarded's method reference: every last finalize runs this
+          r.shutdown();
+        } catch (RuntimeException e) {
+          LOG.log(Level.WARNING, "a task on the PMIx progress thread threw", e);
+        }
       }
       // What the registrants' shutdown handed in (a failure to deliver, say) still runs.
       runTasks();

@@ -279,7 +279,11 @@ public final class DstoreReader implements GdsModule {
       throw Segment.corrupt(
           where.name(), nspace + " has " + nmeta + " meta and " + ndata + " data segments");
     }
-    NsSegments ns = namespaces.computeIfAbsent(nspace, k -> new NsSegments());
+    NsSegments ns = namespaces.get(nspace); // not computeIfAbsent's lambda: a first init
+    if (ns == null) {
+      ns = new NsSegments();
+      namespaces.put(nspace, ns);
+    }
     while (ns.meta.size() < nmeta) {
       ns.meta.add(openSized("smseg-" + nspace + "-" + ns.meta.size(), ns.meta));
     }
@@ -434,12 +438,19 @@ public final class DstoreReader implements GdsModule {
       return;
     }
     closed = true;
+    // Loops, not forEach with a method reference: a last finalize runs this.
     for (NsSegments ns : namespaces.values()) {
-      ns.meta.forEach(Segment::close);
-      ns.data.forEach(Segment::close);
+      for (Segment s : ns.meta) {
+        s.close();
+      }
+      for (Segment s : ns.data) {
+        s.close();
+      }
     }
     namespaces.clear();
-    initial.forEach(Segment::close);
+    for (Segment s : initial) {
+      s.close();
+    }
     initial.clear();
     lock.close();
     source.close();

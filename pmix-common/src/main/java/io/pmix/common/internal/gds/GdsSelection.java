@@ -51,10 +51,19 @@ public final class GdsSelection {
     }
     // A stable sort: equal scores keep the component-priority order, as libpmix's strict
     // "priority < pri" comparison over its ordered list of active modules does.
+    // An anonymous class, not a composed lambda: this runs in every first init
+    // (docs/architecture.md, "First requests").
     active.sort(
-        Comparator.comparingInt(
-                (GdsKind k) -> named.contains(k.libpmixName()) ? k.namedScore() : k.defaultScore())
-            .reversed());
+        new Comparator<GdsKind>() {
+          @Override
+          public int compare(GdsKind a, GdsKind b) {
+            return Integer.compare(score(b), score(a)); // highest first
+          }
+
+          private int score(GdsKind k) {
+            return named.contains(k.libpmixName()) ? k.namedScore() : k.defaultScore();
+          }
+        });
     return List.copyOf(active);
   }
 

@@ -57,7 +57,9 @@ public record CommitRequest(List<Section> sections) implements Request {
       return;
     }
     List<Value.KVal> kv = new ArrayList<>(kvs.size());
-    kvs.forEach((k, v) -> kv.add(new Value.KVal(requireNonNull(k), v)));
+    for (Map.Entry<String, Value> e : kvs.entrySet()) { // not forEach's lambda: a first commit
+      kv.add(new Value.KVal(requireNonNull(e.getKey()), e.getValue()));
+    }
     out.add(new Section(scope.code(), kv));
   }
 

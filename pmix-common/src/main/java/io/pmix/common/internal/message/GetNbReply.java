@@ -47,17 +47,19 @@ public record GetNbReply(Status status, List<byte[]> blobs) implements Message {
    */
   public static GetNbReply decode(PmixReader r) {
     Status s = Units.readStatus(r);
-    return Units.decoding(
-        "GETNB reply",
-        () -> {
-          List<byte[]> blobs = new ArrayList<>();
-          if (s.isSuccess()) {
-            while (r.hasRemaining()) {
-              blobs.add(r.unpackOne(DataType.BYTE_OBJECT).asBytes());
-            }
-          }
-          return new GetNbReply(s, blobs);
-        });
+    // Not through Units.decoding's lambda: a first remote get reads this (docs/architecture.md,
+    // "First requests").
+    try {
+      List<byte[]> blobs = new ArrayList<>();
+      if (s.isSuccess()) {
+        while (r.hasRemaining()) {
+          blobs.add(r.unpackOne(DataType.BYTE_OBJECT).asBytes());
+        }
+      }
+      return new GetNbReply(s, blobs);
+    } catch (RuntimeException e) {
+      throw Units.malformed("GETNB reply", e);
+    }
   }
 
   @Override

@@ -37,7 +37,13 @@ public record ReqReply(@Nullable String nspace, byte[] jobData) implements Messa
 
   /** Reads the namespace and takes the rest as the job data. */
   public static ReqReply decode(PmixReader r) {
-    return Units.decoding("REQ reply", () -> new ReqReply(r.unpackString(), Units.rest(r)));
+    // Not through Units.decoding's lambda: a client's first init reads this (docs/architecture.md,
+    // "First requests").
+    try {
+      return new ReqReply(r.unpackString(), Units.rest(r));
+    } catch (RuntimeException e) {
+      throw Units.malformed("REQ reply", e);
+    }
   }
 
   @Override

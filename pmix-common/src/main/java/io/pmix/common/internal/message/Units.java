@@ -20,9 +20,19 @@ final class Units {
   private Units() {}
 
   /** Sorted as 4.2.2 sorts fence participants: nspace, then rank read unsigned. */
-  static final Comparator<Proc> PARTICIPANT_ORDER =
-      Comparator.comparing(Proc::nspace)
-          .thenComparing((a, b) -> Integer.compareUnsigned(a.rank(), b.rank()));
+  static final Comparator<Proc> PARTICIPANT_ORDER = new ParticipantOrder();
+
+  /**
+   * A class, not composed lambdas: its class initializer runs in a client's first init, where each
+   * lambda's first call costs ~0.1-0.3 ms (docs/architecture.md, "First requests").
+   */
+  private static final class ParticipantOrder implements Comparator<Proc> {
+    @Override
+    public int compare(Proc a, Proc b) {
+      int c = a.nspace().compareTo(b.nspace());
+      return c != 0 ? c : Integer.compareUnsigned(a.rank(), b.rank());
+    }
+  }
 
   /**
    * A SIZE count, checked against the reader's limits. The SIZE is a {@code size_t}: compared
@@ -138,11 +148,16 @@ final class Units {
   static <T> T decoding(String what, Supplier<T> body) {
     try {
       return body.get();
-    } catch (PmixException e) {
-      throw e;
     } catch (RuntimeException e) {
-      throw new PmixException(Status.ERR_UNPACK_FAILURE, "malformed " + what + ": " + e, e);
+      throw malformed(what, e);
     }
+  }
+
+  /** What a failure decoding {@code what} is thrown as: a PmixException as it is, else malformed. */
+  static PmixException malformed(String what, RuntimeException e) {
+    return e instanceof PmixException pe
+        ? pe
+        : new PmixException(Status.ERR_UNPACK_FAILURE, "malformed " + what + ": " + e, e);
   }
 
   static List<byte[]> copyBlobs(List<byte[]> blobs) {

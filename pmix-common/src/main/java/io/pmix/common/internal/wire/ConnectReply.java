@@ -46,8 +46,10 @@ public sealed interface ConnectReply permits ClientReply, ToolReply {
   static Optional<ConnectReply> tryDecode(WireBuffer in, ReplyLayout layout) {
     requireNonNull(layout, "layout");
     if (layout == ReplyLayout.CLIENT) {
-      return ClientReply.tryDecode(in).map(r -> r);
+      Optional<ClientReply> c = ClientReply.tryDecode(in);
+      return c.isPresent() ? Optional.of(c.get()) : Optional.empty();
     }
-    return ToolReply.tryDecode(in, layout == ReplyLayout.TOOL_WITH_ASSIGNED_ID).map(r -> r);
+    Optional<ToolReply> t = ToolReply.tryDecode(in, layout == ReplyLayout.TOOL_WITH_ASSIGNED_ID);
+    return t.isPresent() ? Optional.of(t.get()) : Optional.empty();
   }
 }

@@ -100,7 +100,9 @@ public record ConnectRequest(
       throw new IllegalArgumentException(
           kind + (kind.carriesProcId() ? " needs" : " carries no") + " nspace and rank");
     }
-    nspace.ifPresent(ns -> WireIo.checkNspace(ns, WireIo.utf8Length(ns)));
+    if (nspace.isPresent()) {
+      WireIo.checkNspace(nspace.get(), WireIo.utf8Length(nspace.get()));
+    }
     if (bufferType < 0 || bufferType > 0xFF) {
       throw new IllegalArgumentException("bufferType is one byte, got " + bufferType);
     }
