@@ -90,14 +90,15 @@ public final class ServerLocator {
     }
     if (target instanceof Target.ByPid p) {
       String name = RendezvousFile.pidFileName(host, p.pid());
-      return unique(search(settings, n -> n.equals(name)), "pid " + p.pid(), settings);
+      return unique(search(settings, new FileName(name, false)), "pid " + p.pid(), settings);
     }
     if (target instanceof Target.ByNspace n) {
       String name = RendezvousFile.nspaceFileName(host, n.nspace());
-      return unique(search(settings, x -> x.equals(name)), "namespace " + n.nspace(), settings);
+      return unique(
+          search(settings, new FileName(name, false)), "namespace " + n.nspace(), settings);
     }
     String prefix = RendezvousFile.toolPrefix(host);
-    List<Candidate> all = readAll(search(settings, x -> x.equals(prefix) || x.startsWith(prefix + ".")));
+    List<Candidate> all = readAll(search(settings, new FileName(prefix, true)));
     if (all.isEmpty()) {
       throw new PmixException(
           Status.ERR_UNREACH, "no PMIx server's rendezvous file found below " + roots(settings));
@@ -141,13 +142,50 @@ public final class ServerLocator {
 
   private static List<Path> roots(ToolSettings settings) {
     List<Path> roots = new ArrayList<>();
-    roots.add(settings.systemTmpdir().toAbsolutePath().normalize());
-    settings
-        .sessionTmpdir()
-        .map(p -> p.toAbsolutePath().normalize())
-        .filter(p -> roots.stream().noneMatch(p::startsWith))
-        .ifPresent(roots::add);
+    Path system = settings.systemTmpdir().toAbsolutePath().normalize();
+    roots.add(system);
+    Optional<Path> session = settings.sessionTmpdir();
+    if (session.isPresent()) {
+      Path p = session.get().toAbsolutePath().normalize();
+      if (!p.startsWith(system)) {
+        roots.add(p);
+      }
+    }
     return roots;
+  }
+
+  // Classes and loops, not lambdas or streams, on the way of a tool's first init: a lambda's
+  // first call costs a fresh JVM ~0.1-0.3 ms (docs/architecture.md, "First requests").
+
+  /** A rendezvous file's name: exactly {@code name}, or (prefix) it or it followed by a dot. */
+  private static final class FileName implements Predicate<String> {
+    private final String name;
+    private final boolean prefix;
+
+    FileName(String name, boolean prefix) {
+      this.name = name;
+      this.prefix = prefix;
+    }
+
+    @Override
+    public boolean test(String file) {
+      return file.equals(name) || (prefix && file.startsWith(name + "."));
+    }
+  }
+
+  /** Nearest the root first, then by path. */
+  private static final class NearestFirst implements Comparator<Path> {
+    private final Path root;
+
+    NearestFirst(Path root) {
+      this.root = root;
+    }
+
+    @Override
+    public int compare(Path a, Path b) {
+      int c = Integer.compare(root.relativize(a).getNameCount(), root.relativize(b).getNameCount());
+      return c != 0 ? c : a.toString().compareTo(b.toString());
+    }
   }
 
   /** Regular files below the roots whose name matches, nearest the root first, then by path. */
@@ -190,9 +228,7 @@ public final class ServerLocator {
       } catch (IOException e) {
         // Unreadable root: nothing found there.
       }
-      found.sort(
-          Comparator.<Path>comparingInt(p -> root.relativize(p).getNameCount())
-              .thenComparing(Path::toString));
+      found.sort(new NearestFirst(root));
       out.addAll(found);
     }
     return out;

@@ -153,7 +153,10 @@ public record ToolSettings(
     if (session == null) {
       session = nonEmpty(env.get("PMIX_SERVER_TMPDIR"));
     }
-    Optional<Path> sessionTmpdir = Optional.ofNullable(session).map(Path::of);
+    // Not Optional.map with a method reference: a first init runs this (docs/architecture.md,
+    // "First requests").
+    Optional<Path> sessionTmpdir =
+        session == null ? Optional.empty() : Optional.of(Path.of(session));
 
     boolean launcher = flag(attrs, Keys.LAUNCHER.name());
     // Identity: attributes first (flags 4/7), then the environment a server gives its children
