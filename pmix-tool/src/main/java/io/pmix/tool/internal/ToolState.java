@@ -42,6 +42,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -280,23 +281,27 @@ public final class ToolState implements LibraryState {
 
   /** The namespaces the server knows ({@code pmix.qry.ns}, a comma-separated list). */
   public CompletableFuture<List<String>> queryNamespaces() {
+    // An anonymous class and a plain split, not a lambda and Guava's Splitter (~20 classes): a
+    // tool's first query runs this (docs/architecture.md, "First requests").
     return session
         .query(List.of(new Value.Query(List.of(Keys.QUERY_NAMESPACES.name()), List.of())))
         .thenApply(
-            infos -> {
-              Info i = find(infos, Keys.QUERY_NAMESPACES.name());
-              String list = i.value().asString();
-              List<String> out = new ArrayList<>();
-              if (list != null) {
-                for (String n :
-                    com.google.common.base.Splitter.on(',')
-                        .trimResults()
-                        .omitEmptyStrings()
-                        .split(list)) {
-                  out.add(n);
+            new Function<List<Info>, List<String>>() {
+              @Override
+              public List<String> apply(List<Info> infos) {
+                Info i = find(infos, Keys.QUERY_NAMESPACES.name());
+                String list = i.value().asString();
+                List<String> out = new ArrayList<>();
+                if (list != null) {
+                  for (String part : list.split(",", -1)) {
+                    String n = part.strip();
+                    if (!n.isEmpty()) {
+                      out.add(n);
+                    }
+                  }
                 }
+                return List.copyOf(out);
               }
-              return List.copyOf(out);
             });
   }
 

@@ -426,15 +426,25 @@ public final class ConnectorSession {
   /** Asks the server the queries; completes with one info per answered key. */
   public CompletableFuture<List<Info>> query(List<Value.Query> queries) {
     List<Value.Query> qs = List.copyOf(queries);
+    // Anonymous classes, not lambdas: a tool's first query runs this (docs/architecture.md,
+    // "First requests").
     return request(
-        () -> new QueryRequest(qs),
-        r -> {
-          QueryReply reply = QueryReply.decode(r);
-          Status s = reply.status();
-          if (!s.isSuccess() && !s.equals(Status.QUERY_PARTIAL_SUCCESS)) {
-            throw new PmixException(s, "query");
+        new Supplier<Message>() {
+          @Override
+          public Message get() {
+            return new QueryRequest(qs);
           }
-          return reply.info();
+        },
+        new Function<PmixReader, List<Info>>() {
+          @Override
+          public List<Info> apply(PmixReader r) {
+            QueryReply reply = QueryReply.decode(r);
+            Status s = reply.status();
+            if (!s.isSuccess() && !s.equals(Status.QUERY_PARTIAL_SUCCESS)) {
+              throw new PmixException(s, "query");
+            }
+            return reply.info();
+          }
         });
   }
 

@@ -41,8 +41,10 @@ public record QueryReply(Status status, List<Info> info) implements Message {
 
   /** Reads the answers after a status already read (there may be none). */
   public static QueryReply decode(Status status, PmixReader r) {
-    return Units.decoding(
-        "QUERY reply",
-        () -> new QueryReply(status, r.hasRemaining() ? Units.readInfos(r) : List.of()));
+    try { // not through Units.decoding's lambda: a tool's first query reads this
+      return new QueryReply(status, r.hasRemaining() ? Units.readInfos(r) : List.of());
+    } catch (RuntimeException e) {
+      throw Units.malformed("QUERY reply", e);
+    }
   }
 }
