@@ -360,12 +360,13 @@ public sealed interface Value
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Real32 r && Float.floatToRawIntBits(r.value) == Float.floatToRawIntBits(value);
+      // Not raw bits: every NaN is one value, as in a record's generated equals (Float.compare).
+      return o instanceof Real32 r && Float.floatToIntBits(r.value) == Float.floatToIntBits(value);
     }
 
     @Override
     public int hashCode() {
-      return Float.floatToRawIntBits(value);
+      return Float.hashCode(value);
     }
   }
 
@@ -378,13 +379,14 @@ public sealed interface Value
 
     @Override
     public boolean equals(Object o) {
+      // Not raw bits: every NaN is one value, as in a record's generated equals.
       return o instanceof Real64 r
-          && Double.doubleToRawLongBits(r.value) == Double.doubleToRawLongBits(value);
+          && Double.doubleToLongBits(r.value) == Double.doubleToLongBits(value);
     }
 
     @Override
     public int hashCode() {
-      return Long.hashCode(Double.doubleToRawLongBits(value));
+      return Double.hashCode(value);
     }
   }
 

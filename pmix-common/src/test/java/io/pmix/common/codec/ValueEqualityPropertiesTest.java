@@ -95,7 +95,21 @@ class ValueEqualityPropertiesTest {
             twice(() -> DataArray.of(DataType.INT32, List.of(Value.of(2)))),
             twice(() -> DataArray.of(DataType.INT64, List.of(Value.of(1L)))),
             twice(() -> DataArray.undefined(1)),
-            twice(() -> DataArray.undefined(2)));
+            twice(() -> DataArray.undefined(2)),
+            // Every NaN is one value, whatever its sign or payload (as Float.compare has it);
+            // 0.0 and -0.0 are two.
+            List.of(
+                new Value.Real32(Float.NaN),
+                new Value.Real32(Float.intBitsToFloat(0x7fc00001)),
+                new Value.Real32(Float.intBitsToFloat(0xffc00000))),
+            twice(() -> new Value.Real32(0.0f)),
+            twice(() -> new Value.Real32(-0.0f)),
+            List.of(
+                new Value.Real64(Double.NaN),
+                new Value.Real64(Double.longBitsToDouble(0x7ff8000000000001L)),
+                new Value.Real64(Double.longBitsToDouble(0xfff8000000000000L))),
+            twice(() -> new Value.Real64(0.0)),
+            twice(() -> new Value.Real64(-0.0)));
     for (int i = 0; i < groups.size(); i++) {
       for (int j = 0; j < groups.size(); j++) {
         for (Object a : groups.get(i)) {
