@@ -597,7 +597,12 @@ public final class DstoreWriter implements AutoCloseable {
    */
   private Held lock() {
     Instant deadline = Instant.now().plus(lockTimeout);
-    Held held = new Held();
+    int locks = 1;
+    for (Ns ns : namespaces.values()) {
+      locks += ns.mutexes.length;
+    }
+    // Sized at once: grown by doubling, a 1,024-process job's batches allocated ~8 KiB each.
+    Held held = new Held(locks);
     try {
       if (rwlock != 0) {
         WriterNatives.writeLock(rwlock, deadline, "ds12 lock " + dir);
@@ -644,8 +649,12 @@ public final class DstoreWriter implements AutoCloseable {
 
   /** The addresses of the locks a write holds, in the order taken. */
   private static final class Held {
-    long[] at = new long[8];
+    long[] at;
     int count;
+
+    Held(int capacity) {
+      at = new long[Math.max(1, capacity)];
+    }
 
     void add(long lock) {
       if (count == at.length) {
