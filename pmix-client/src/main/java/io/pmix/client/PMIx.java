@@ -68,7 +68,16 @@ import org.jspecify.annotations.Nullable;
  * and later, an AOT cache keeps the application's classes linked as well as loaded (JEPs 483,
  * 514, 515): run once with {@code -XX:AOTCacheOutput=app.aot}, then start with {@code
  * -XX:AOTCache=app.aot}; in one sitting, two ranks' first init took 76 ms that way against 143 ms
- * on JDK 17 without an archive (and fences 137 against 180 µs, over a run of 1,000).
+ * on JDK 17 without an archive (and fences 137 against 180 µs, over a run of 1,000). The JDK's
+ * own selector start-up is part of a first init as well: the first {@code Selector.open} in a JVM
+ * looks for a {@code java.nio.channels.spi.SelectorProvider} service across the whole class path
+ * and every module of the runtime (a fresh JVM with the benchmark's 11 MB jar on its class path:
+ * 24-27 ms, against 9 ms when the provider is named). An application that registers no provider
+ * of its own may name the JDK's with {@code
+ * -Djava.nio.channels.spi.SelectorProvider=sun.nio.ch.EPollSelectorProvider} (Linux; the class is
+ * the JDK's internal default, not an API): two ranks' first init, median 86 -> 80 ms (24 inits a
+ * side, one sitting). The library does not set it itself, since that would override a provider
+ * the application registers.
  *
  * <p>Warm-up: the library's code runs interpreted until the JIT compiles it, which for a message
  * path takes some hundreds of calls; on a small machine the JIT's own threads also compete with
