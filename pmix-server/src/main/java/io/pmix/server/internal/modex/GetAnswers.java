@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How a {@link PendingGet} is answered, at once or after waiting: a {@link GetNbReply} (status,
@@ -57,17 +59,38 @@ final class GetAnswers {
     PendingGet.ToClient c = g.client();
     Peer peer = c.peer();
     boolean diffNs = ns != null && !peer.ns().name().equals(ns.name());
-    Replies.send(
-        peer,
-        c.tag(),
-        () -> {
-          List<byte[]> blobs = new ArrayList<>(2);
-          if (diffNs) {
-            blobs.add(blob(peer, Proc.wildcard(ns.name()), jobLevelOf(ns)));
-          }
-          blobs.add(blob(peer, g.target, values));
-          return new GetNbReply(Status.SUCCESS, blobs);
-        });
+    Replies.send(peer, c.tag(), new Answer(peer, diffNs ? ns : null, g.target, values));
+  }
+
+  /**
+   * A GETNB answer, made when sent: the job-level data of {@code otherNs} first when the
+   * requester is of another namespace, then the target's values. A class, not a lambda: a hash
+   * client's first get of a peer's key runs this path once, and a lambda's first call costs a
+   * fresh server 0.1-0.2 ms, more with its first method handles (docs/architecture.md, "First
+   * requests").
+   */
+  private final class Answer implements Supplier<GetNbReply> {
+    private final Peer peer;
+    private final @Nullable Namespace otherNs;
+    private final Proc target;
+    private final Map<String, Value> values;
+
+    Answer(Peer peer, @Nullable Namespace otherNs, Proc target, Map<String, Value> values) {
+      this.peer = peer;
+      this.otherNs = otherNs;
+      this.target = target;
+      this.values = values;
+    }
+
+    @Override
+    public GetNbReply get() {
+      List<byte[]> blobs = new ArrayList<>(2);
+      if (otherNs != null) {
+        blobs.add(blob(peer, Proc.wildcard(otherNs.name()), jobLevelOf(otherNs)));
+      }
+      blobs.add(blob(peer, target, values));
+      return new GetNbReply(Status.SUCCESS, blobs);
+    }
   }
 
   /** Whether a request of {@code scope} reads local data: LOCAL, or none named for a local one. */
@@ -90,12 +113,7 @@ final class GetAnswers {
     }
     g.done = true;
     PendingGet.ToClient c = g.client();
-    Replies.send(
-        c.peer(),
-        c.tag(),
-        () ->
-            new GetNbReply(
-                Status.SUCCESS, List.of(blob(c.peer(), Proc.wildcard(ns.name()), values))));
+    Replies.send(c.peer(), c.tag(), new Answer(c.peer(), null, Proc.wildcard(ns.name()), values));
   }
 
   /** Whether some rank of {@code ns} holds {@code key} in the scope natural for it. */
@@ -160,7 +178,7 @@ final class GetAnswers {
     byte[] bytes;
     try {
       PmixWriter w = new PmixWriter(b, WireFormat.DEFAULT);
-      values.forEach((k, v) -> w.pack(new Value.KVal(ProcData.wireKey(k), v)));
+      packValues(w, values);
       bytes = b.toByteArray();
     } catch (RuntimeException e) {
       to.result().completeExceptionally(
@@ -176,7 +194,14 @@ final class GetAnswers {
     WireBuffer b = WireBuffer.allocate();
     PmixWriter w = new PmixWriter(b, peer.format());
     w.packProc(p);
-    values.forEach((k, v) -> w.pack(new Value.KVal(ProcData.wireKey(k), v)));
+    packValues(w, values);
     return b.toByteArray();
+  }
+
+  /** Each value as a KVAL unit under its wire key (a loop: see {@link Answer}). */
+  private static void packValues(PmixWriter w, Map<String, Value> values) {
+    for (Map.Entry<String, Value> e : values.entrySet()) {
+      w.pack(new Value.KVal(ProcData.wireKey(e.getKey()), e.getValue()));
+    }
   }
 }

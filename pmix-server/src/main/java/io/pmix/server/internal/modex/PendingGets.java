@@ -60,22 +60,37 @@ final class PendingGets {
 
   /** Waits for the target's commit, at most {@code timeoutSeconds} (0: no limit). */
   void park(PendingGet g, long timeoutSeconds) {
-    localWaits.computeIfAbsent(g.target, x -> new ArrayList<>()).add(g);
+    // A loop and a class, not computeIfAbsent and a lambda: a get that waits for a peer's commit
+    // is on a client's first cycle (docs/architecture.md, "First requests").
+    List<PendingGet> l = localWaits.get(g.target);
+    if (l == null) {
+      l = new ArrayList<>();
+      localWaits.put(g.target, l);
+    }
+    l.add(g);
     if (timeoutSeconds > 0) {
-      g.timer =
-          loop.schedule(
-              () -> {
-                g.timer = null;
-                List<PendingGet> l = localWaits.get(g.target);
-                if (l != null && l.remove(g)) {
-                  if (l.isEmpty()) {
-                    localWaits.remove(g.target);
-                  }
-                  answers.fail(g, Status.ERR_TIMEOUT);
-                }
-              },
-              timeoutSeconds,
-              TimeUnit.SECONDS);
+      g.timer = loop.schedule(new LocalWaitExpiry(g), timeoutSeconds, TimeUnit.SECONDS);
+    }
+  }
+
+  /** A parked get's time is up: answered ERR_TIMEOUT unless answered already. */
+  private final class LocalWaitExpiry implements Runnable {
+    private final PendingGet g;
+
+    LocalWaitExpiry(PendingGet g) {
+      this.g = g;
+    }
+
+    @Override
+    public void run() {
+      g.timer = null;
+      List<PendingGet> l = localWaits.get(g.target);
+      if (l != null && l.remove(g)) {
+        if (l.isEmpty()) {
+          localWaits.remove(g.target);
+        }
+        answers.fail(g, Status.ERR_TIMEOUT);
+      }
     }
   }
 
