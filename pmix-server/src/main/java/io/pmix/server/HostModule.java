@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Threading: the server calls these methods on its host executor (the one given in {@link
  * ServerOptions.Builder#hostExecutor}, else a single thread the server owns), never on its
- * progress thread; completions are handed back to the progress thread. An implementation may
+ * progress thread, except publish, lookup and unpublish of a host that says they return at once
+ * ({@link #dataCallsReturnAtOnce}); completions are handed back to the progress thread. An implementation may
  * block briefly, but a long block delays every later upcall when the executor is single-threaded.
  * Arguments are immutable and may be kept.
  */
@@ -129,6 +130,24 @@ public interface HostModule {
   /** A client withdrew published keys (all of its keys when {@code keys} is empty). */
   default CompletionStage<Void> unpublish(Proc proc, List<String> keys, List<Info> info) {
     return notSupported();
+  }
+
+  /**
+   * Whether {@link #publish}, {@link #lookup} and {@link #unpublish} return at once: each only
+   * hands the request on (to a data service's own thread, say) and returns its stage, never
+   * blocking, waiting or calling into the {@code PMIxServer} before it returns. The server then
+   * calls these three on its progress thread, as libpmix calls its host, instead of handing them
+   * to the host executor: one thread crossing fewer per request (~30-40 µs each on a 2-core VM).
+   * The progress thread then also does the host's part of each such request, which costs where
+   * far more processes than cores compete for the node: pmixrun's own host (64 ranks on 2 cores)
+   * got slower publish and lookup that way, and does not answer true (docs/architecture.md, "Like
+   * for like"). A host that answers true and then blocks in one of them stalls every connection of
+   * the server. Read once, when the server is created.
+   *
+   * @return false (the default): these run on the host executor like every other upcall
+   */
+  default boolean dataCallsReturnAtOnce() {
+    return false;
   }
 
   /**

@@ -34,7 +34,7 @@ class FirstRequestPathsTest {
           Map.entry("io.pmix.server.internal.PeerHandler$OwnerKnown", List.of("accept", "run")),
           Map.entry("io.pmix.server.internal.Admission", List.of("acceptClient")),
           Map.entry("io.pmix.server.internal.ServerCore", List.of("frame", "dispatch")),
-          Map.entry("io.pmix.server.internal.HostCalls", List.of("call")),
+          Map.entry("io.pmix.server.internal.HostCalls", List.of("call", "callHere")),
           Map.entry("io.pmix.server.internal.HostCalls$Upcall", List.of("run", "accept")),
           Map.entry("io.pmix.server.internal.HostCalls$Outcome", List.of("run")),
           Map.entry("io.pmix.server.internal.JobInfoResponder", List.of("handleReq")),
@@ -44,7 +44,11 @@ class FirstRequestPathsTest {
           Map.entry(
               "io.pmix.server.internal.HostForwarding",
               List.of(
-                  "handlePublish", "handleLookup", "handleUnpublish", "withAuthenticatedIdentity")),
+                  "handlePublish",
+                  "handleLookup",
+                  "handleUnpublish",
+                  "withAuthenticatedIdentity",
+                  "dataCall")),
           Map.entry("io.pmix.server.internal.collective.Collectives", List.of("arrive")),
           Map.entry("io.pmix.server.internal.modex.NamespaceData", List.of("procOrCreate")),
           Map.entry("io.pmix.server.internal.modex.Modex", List.of("handleGet")),

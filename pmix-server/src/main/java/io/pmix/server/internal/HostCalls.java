@@ -59,7 +59,17 @@ public final class HostCalls {
   }
 
   /**
-   * One upcall, run on the host executor, whose outcome goes back to the loop. Classes, not
+   * Runs an upcall that returns at once ({@code HostModule.dataCallsReturnAtOnce}) here, on the
+   * progress thread, and hands its outcome back to the loop as {@link #call} does (a stage
+   * completed already is handled after the current task, never inside the upcall's caller). A
+   * host that throws or returns null is a {@code PMIX_ERROR}.
+   */
+  public <T> void callHere(Supplier<CompletionStage<T>> upcall, Done<T> done) {
+    new Upcall<>(upcall, done, loop).run();
+  }
+
+  /**
+   * One upcall, run on the host executor (or here: {@link #callHere}), whose outcome goes back to the loop. Classes, not
    * lambdas, on the request paths: a lambda's first call costs a fresh server 0.1-0.2 ms
    * (docs/architecture.md, "First requests").
    */

@@ -38,6 +38,7 @@ final class HostForwarding {
   private final HostModule host;
   private final HostCalls hostCalls;
   private final String hostname;
+  private final boolean dataCallsHere;
 
   HostForwarding(
       Registry registry, HostModule host, HostCalls hostCalls, ServerOptions options) {
@@ -45,6 +46,16 @@ final class HostForwarding {
     this.host = requireNonNull(host, "host");
     this.hostCalls = requireNonNull(hostCalls, "hostCalls");
     this.hostname = options.hostname();
+    this.dataCallsHere = host.dataCallsReturnAtOnce();
+  }
+
+  /** Publish, lookup and unpublish: on this thread when the host says they return at once. */
+  private <T> void dataCall(Supplier<CompletionStage<T>> upcall, HostCalls.Done<T> done) {
+    if (dataCallsHere) {
+      hostCalls.callHere(upcall, done);
+    } else {
+      hostCalls.call(upcall, done);
+    }
   }
 
   /** ABORT: status, message, the procs to abort (none: the caller's job). */
@@ -58,7 +69,7 @@ final class HostForwarding {
   /** PUBLISHNB: the infos to publish; the claimed uid is ignored. */
   void handlePublish(Peer peer, int tag, PublishNbRequest q) {
     List<Info> hostInfo = withAuthenticatedIdentity(peer, q.info());
-    hostCalls.call(
+    dataCall(
         new Supplier<CompletionStage<Void>>() {
           @Override
           public CompletionStage<Void> get() {
@@ -72,7 +83,7 @@ final class HostForwarding {
   void handleUnpublish(Peer peer, int tag, UnpublishNbRequest q) {
     List<Info> hostInfo = withAuthenticatedIdentity(peer, q.directives());
     List<String> hostKeys = q.keys();
-    hostCalls.call(
+    dataCall(
         new Supplier<CompletionStage<Void>>() {
           @Override
           public CompletionStage<Void> get() {
@@ -86,7 +97,7 @@ final class HostForwarding {
   void handleLookup(Peer peer, int tag, LookupNbRequest q) {
     List<Info> hostInfo = withAuthenticatedIdentity(peer, q.directives());
     List<String> hostKeys = q.keys();
-    hostCalls.call(
+    dataCall(
         new Supplier<CompletionStage<List<Value.PData>>>() {
           @Override
           public CompletionStage<List<Value.PData>> get() {

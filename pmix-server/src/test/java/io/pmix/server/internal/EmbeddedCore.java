@@ -28,6 +28,7 @@ import io.pmix.server.ServerOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 /**
@@ -49,13 +50,24 @@ final class EmbeddedCore implements AutoCloseable {
    * moves when the test advances it.
    */
   EmbeddedCore(HostModule host, ServerOptions options, boolean frozenTime, int uid, int gid) {
+    this(host, options, frozenTime, uid, gid, Runnable::run);
+  }
+
+  /** As above, with the host's upcalls handed to {@code hostExecutor}. */
+  EmbeddedCore(
+      HostModule host,
+      ServerOptions options,
+      boolean frozenTime,
+      int uid,
+      int gid,
+      Executor hostExecutor) {
     this.uid = uid;
     this.gid = gid;
     loopOwner = new EmbeddedChannel();
     if (frozenTime) {
       loopOwner.freezeTime();
     }
-    core = new ServerCore(loopOwner.eventLoop(), host, Runnable::run, options);
+    core = new ServerCore(loopOwner.eventLoop(), host, hostExecutor, options);
   }
 
   /** The options the tests share: node "vm", credentials taken as claimed. */

@@ -450,6 +450,61 @@ class ServerCoreTest {
   }
 
   @Test
+  void publishRunsOnTheProgressThreadOnlyForAHostWhoseDataCallsReturnAtOnce() {
+    for (boolean atOnce : new boolean[] {false, true}) {
+      List<String> calls = new ArrayList<>();
+      // Runs each task at once, and notes that the host executor was asked.
+      List<String> viaExecutor = new ArrayList<>();
+      fx.close();
+      fx =
+          new EmbeddedCore(
+              new HostModule() {
+                @Override
+                public java.util.concurrent.CompletionStage<Void> publish(
+                    Proc proc, List<Info> info) {
+                  calls.add("publish " + proc.rank());
+                  return java.util.concurrent.CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                public boolean dataCallsReturnAtOnce() {
+                  return atOnce;
+                }
+              },
+              EmbeddedCore.options().build(),
+              true,
+              UID,
+              GID,
+              task -> {
+                viaExecutor.add("task");
+                task.run();
+              });
+      loopOwner = fx.loopOwner;
+      core = fx.core;
+      registerTestjob();
+      EmbeddedChannel r0 = newChannel();
+      connect(r0, "testjob", 0);
+      viaExecutor.clear(); // the connection's own upcall
+      r0.writeInbound(
+          command(
+              101,
+              6,
+              w -> {
+                w.packUInt32(0);
+                w.packSize(1);
+                w.packInfos(List.of(Info.of("svc.name", Value.of("port-1"))));
+              }));
+      assertEquals(List.of("publish 0"), calls, "atOnce=" + atOnce);
+      // Called by the progress thread itself only when the host says the call returns at once.
+      assertEquals(atOnce ? List.of() : List.of("task"), viaExecutor, "atOnce=" + atOnce);
+      // Either way the answer comes back through the loop.
+      loopOwner.runPendingTasks();
+      r0.runPendingTasks();
+      assertEquals(Status.SUCCESS, readStatusReply(r0, 101), "atOnce=" + atOnce);
+    }
+  }
+
+  @Test
   void getOfUncommittedLocalDataTimesOutAfterTwoSecondsByDefault() {
     registerTestjob();
     EmbeddedChannel r0 = newChannel();
