@@ -46,6 +46,11 @@
  *   dmodex     sync=ready, then put test.loc (local), test.glob (global), test.rem (remote) and
  *              commit, sync=committed, then finalize (the test asks the server for the rank's
  *              data on the host's behalf before and after the commit, or kills it at ready)
+ *   bad-fence  two ranks. Each fences over the other rank only, then over ("", WILDCARD) (a
+ *              namespace no process has), then connects to the other rank only, each with
+ *              PMIX_TIMEOUT 5 so that a server that waits gives a status too; prints
+ *              others_fence=, empty_fence=, others_connect= (the statuses), then fences over
+ *              the namespace as usual and prints fence=
  *   cycles N [T]
  *              N times: (init,) register for event -31340, put test.cycle=<i>, commit, fence
  *              with data (PMIX_TIMEOUT T seconds if given), get test.cycle of every rank,
@@ -206,6 +211,32 @@ static pmix_status_t fence_collect(void)
     rc = PMIx_Fence(NULL, 0, &info, 1);
     PMIX_INFO_DESTRUCT(&info);
     return rc;
+}
+
+/* Collectives the caller is not part of, each bounded by PMIX_TIMEOUT; then a good fence. */
+static int bad_fence(void)
+{
+    pmix_proc_t other, empty;
+    pmix_info_t info;
+    uint32_t tmo = 5;
+    pmix_status_t rc;
+    PMIX_LOAD_PROCID(&other, me.nspace, 1 - me.rank);
+    memset(&empty, 0, sizeof empty);
+    empty.rank = PMIX_RANK_WILDCARD;
+    PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &tmo, PMIX_UINT32);
+    rc = PMIx_Fence(&other, 1, &info, 1);
+    printf("others_fence=%d\n", (int) rc);
+    rc = PMIx_Fence(&empty, 1, &info, 1);
+    printf("empty_fence=%d\n", (int) rc);
+    rc = PMIx_Connect(&other, 1, &info, 1);
+    printf("others_connect=%d\n", (int) rc);
+    PMIX_INFO_DESTRUCT(&info);
+    rc = PMIx_Fence(NULL, 0, NULL, 0);
+    printf("fence=%d\n", (int) rc);
+    rc = PMIx_Finalize(NULL, 0);
+    CHECK(90, rc, "PMIx_Finalize");
+    printf("done\n");
+    return 0;
 }
 
 /* the clone: same namespace and rank as its parent, its own connection */
@@ -578,6 +609,9 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    if (0 == strcmp(mode, "bad-fence")) {
+        return bad_fence();
+    }
     if (0 == strcmp(mode, "init")) {
         rc = PMIx_Finalize(NULL, 0);
         CHECK(11, rc, "PMIx_Finalize");

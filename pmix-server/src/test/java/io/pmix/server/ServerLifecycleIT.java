@@ -111,6 +111,23 @@ class ServerLifecycleIT {
   }
 
   @Test
+  void aCollectiveThatDoesNotNameTheCallerIsRefusedAtOnceAndTheServerGoesOn() throws Exception {
+    start(new HostModule() {}, ServerOptions.builder());
+    List<Launched> procs = launch("badfence", 2, Launched.myUid(), "bad-fence");
+    String refused = Integer.toString(Status.ERR_BAD_PARAM.code());
+    for (Launched p : procs) {
+      assertEquals(0, p.await(WAIT), describe(p));
+      // libpmix 4.2.2: success at once, success at once, TIMEOUT after the 5 s the client gives.
+      assertEquals(refused, p.values().get("others_fence"), describe(p));
+      assertEquals(refused, p.values().get("empty_fence"), describe(p));
+      assertEquals(refused, p.values().get("others_connect"), describe(p));
+      assertEquals("0", p.values().get("fence"), describe(p));
+    }
+    ServerSnapshot s = awaitTombstones(2);
+    LifecycleInvariants.check(s, LifecycleInvariants.expect().quiescent());
+  }
+
+  @Test
   void participantDyingBeforeFenceIsNoLongerWaitedFor() throws Exception {
     start(new HostModule() {}, ServerOptions.builder());
     List<Launched> procs = launch("diebefore", 3, Launched.myUid(), "die-before");

@@ -182,6 +182,10 @@ public final class Collectives {
       long timeout,
       Peer peer,
       int tag) {
+    if (!takesPart(procs, peer.proc())) {
+      Replies.status(peer, tag, Status.ERR_BAD_PARAM);
+      return;
+    }
     FenceTracker t = null;
     for (FenceTracker x : trackers) {
       if (x.matches(type, procs, groupId)) {
@@ -200,6 +204,29 @@ public final class Collectives {
       t.timer(loop.schedule(new Timeout(t, stopsAtHost), timeout, TimeUnit.SECONDS));
     }
     check(t);
+  }
+
+  /**
+   * Whether {@code caller} is among the participants {@code procs} name, none of which has an empty
+   * namespace: a collective of others, or of no one, is refused at once (PMIX_ERR_BAD_PARAM).
+   * The trackers count arrivals against the local participants, so an arrival that is not one
+   * would be counted in a participant's place and release the others early, and a namespace no
+   * process can have would never be registered. libpmix 4.2.2 to 6.1 check neither: there a fence
+   * over the other rank alone returns success at once, and one over ("", WILDCARD) waits until
+   * its timeout, or forever (docs/commands.md §3.4).
+   */
+  private static boolean takesPart(List<Proc> procs, Proc caller) {
+    boolean named = false;
+    for (Proc p : procs) {
+      if (p.nspace().isEmpty()) {
+        return false;
+      }
+      if (p.nspace().equals(caller.nspace())
+          && (p.rank() == Proc.RANK_WILDCARD || p.rank() == caller.rank())) {
+        named = true;
+      }
+    }
+    return named;
   }
 
   /**
