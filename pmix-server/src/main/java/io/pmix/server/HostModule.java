@@ -24,8 +24,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Threading: the server calls these methods on its host executor (the one given in {@link
  * ServerOptions.Builder#hostExecutor}, else a single thread the server owns), never on its
  * progress thread, except publish, lookup and unpublish of a host that says they return at once
- * ({@link #dataCallsReturnAtOnce}); completions are handed back to the progress thread. An implementation may
- * block briefly, but a long block delays every later upcall when the executor is single-threaded.
+ * ({@link #dataCallsReturnAtOnce}), and clientConnected and clientFinalized likewise ({@link
+ * #clientCallsReturnAtOnce}); completions are handed back to the progress thread. An
+ * implementation may block briefly, but a long block delays every later upcall when the executor is single-threaded.
  * Arguments are immutable and may be kept.
  */
 public interface HostModule {
@@ -147,6 +148,23 @@ public interface HostModule {
    * @return false (the default): these run on the host executor like every other upcall
    */
   default boolean dataCallsReturnAtOnce() {
+    return false;
+  }
+
+  /**
+   * Whether {@link #clientConnected} and {@link #clientFinalized} return at once, their stages
+   * complete: each only notes the client's step (a set or a counter), never blocking, waiting or
+   * calling into the {@code PMIxServer}. The server then calls these two on its progress thread,
+   * as libpmix calls its host, instead of handing them to the host executor. A client's {@code
+   * PMIx_Finalize} returns once the host's stage completes, so this takes two thread crossings
+   * out of every finalize and keeps the host executor free for the calls that need it. pmixrun's
+   * own host answers true: its finalize of 8 ranks became ~25% faster in a fresh server, ~40% in a
+   * warm one (docs/architecture.md, "Like for like"). A host that answers true and then blocks in one of them stalls every connection of the server.
+   * Read once, when the server is created.
+   *
+   * @return false (the default): these run on the host executor like every other upcall
+   */
+  default boolean clientCallsReturnAtOnce() {
     return false;
   }
 

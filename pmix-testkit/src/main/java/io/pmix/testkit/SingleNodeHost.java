@@ -403,6 +403,12 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     return new Identity(proc, j.uid(), j.gid(), j.appOf(proc.rank()), Identity.UNKNOWN, hostname);
   }
 
+  /** Both only update a concurrent set: the server may call them on its progress thread. */
+  @Override
+  public boolean clientCallsReturnAtOnce() {
+    return true;
+  }
+
   @Override
   public CompletionStage<Void> clientConnected(Proc proc, @Nullable Object hostObject) {
     Job j = jobs.get(proc.nspace());

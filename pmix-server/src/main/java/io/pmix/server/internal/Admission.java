@@ -76,6 +76,7 @@ public final class Admission {
   private final PeerLifecycle lifecycle;
   private final HostModule host;
   private final HostCalls hostCalls;
+  private final boolean clientCallsHere;
   private final ServerOptions options;
   private final ToolSupport tools;
   private final BooleanSupplier stopping;
@@ -91,6 +92,7 @@ public final class Admission {
     this.lifecycle = requireNonNull(lifecycle, "lifecycle");
     this.host = requireNonNull(host, "host");
     this.hostCalls = requireNonNull(hostCalls, "hostCalls");
+    this.clientCallsHere = host.clientCallsReturnAtOnce();
     this.options = requireNonNull(options, "options");
     this.tools = requireNonNull(tools, "tools");
     this.stopping = requireNonNull(stopping, "stopping");
@@ -273,7 +275,8 @@ public final class Admission {
                 ChannelFuture unused2 = peer.channel().close();
               }
             }
-          });
+          },
+          clientCallsHere);
     }
     return Optional.of(peer);
   }

@@ -59,13 +59,28 @@ public final class HostCalls {
   }
 
   /**
-   * Runs an upcall that returns at once ({@code HostModule.dataCallsReturnAtOnce}) here, on the
-   * progress thread, and hands its outcome back to the loop as {@link #call} does (a stage
-   * completed already is handled after the current task, never inside the upcall's caller). A
-   * host that throws or returns null is a {@code PMIX_ERROR}.
+   * Runs an upcall that returns at once ({@code HostModule.dataCallsReturnAtOnce},
+   * {@code clientCallsReturnAtOnce}) here, on the progress thread, and hands its outcome back to
+   * the loop as {@link #call} does (a stage completed already is handled after the current task,
+   * never inside the upcall's caller). A host that throws or returns null is a {@code
+   * PMIX_ERROR}.
    */
   public <T> void callHere(Supplier<CompletionStage<T>> upcall, Done<T> done) {
     new Upcall<>(upcall, done, loop).run();
+  }
+
+  /**
+   * {@link #callHere} when the host said this upcall returns at once, else {@link #call}.
+   *
+   * @param returnsAtOnce what the host answered for this upcall, read when the server was made
+   */
+  public <T> void call(
+      Supplier<CompletionStage<T>> upcall, Done<T> done, boolean returnsAtOnce) {
+    if (returnsAtOnce) {
+      callHere(upcall, done);
+    } else {
+      call(upcall, done);
+    }
   }
 
   /**

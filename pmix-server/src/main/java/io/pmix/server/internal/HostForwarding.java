@@ -51,11 +51,7 @@ final class HostForwarding {
 
   /** Publish, lookup and unpublish: on this thread when the host says they return at once. */
   private <T> void dataCall(Supplier<CompletionStage<T>> upcall, HostCalls.Done<T> done) {
-    if (dataCallsHere) {
-      hostCalls.callHere(upcall, done);
-    } else {
-      hostCalls.call(upcall, done);
-    }
+    hostCalls.call(upcall, done, dataCallsHere);
   }
 
   /** ABORT: status, message, the procs to abort (none: the caller's job). */

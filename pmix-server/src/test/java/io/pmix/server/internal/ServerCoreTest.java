@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -498,6 +499,62 @@ class ServerCoreTest {
       // Called by the progress thread itself only when the host says the call returns at once.
       assertEquals(atOnce ? List.of() : List.of("task"), viaExecutor, "atOnce=" + atOnce);
       // Either way the answer comes back through the loop.
+      loopOwner.runPendingTasks();
+      r0.runPendingTasks();
+      assertEquals(Status.SUCCESS, readStatusReply(r0, 101), "atOnce=" + atOnce);
+    }
+  }
+
+  @Test
+  void connectedAndFinalizedRunOnTheProgressThreadOnlyForAHostWhoseClientCallsReturnAtOnce() {
+    for (boolean atOnce : new boolean[] {false, true}) {
+      List<String> calls = new ArrayList<>();
+      // Runs each task at once, and notes that the host executor was asked.
+      List<String> viaExecutor = new ArrayList<>();
+      fx.close();
+      fx =
+          new EmbeddedCore(
+              new HostModule() {
+                @Override
+                public java.util.concurrent.CompletionStage<Void> clientConnected(
+                    Proc proc, @Nullable Object hostObject) {
+                  calls.add("connected " + proc.rank());
+                  return java.util.concurrent.CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                public java.util.concurrent.CompletionStage<Void> clientFinalized(
+                    Proc proc, @Nullable Object hostObject) {
+                  calls.add("finalized " + proc.rank());
+                  return java.util.concurrent.CompletableFuture.completedFuture(null);
+                }
+
+                @Override
+                public boolean clientCallsReturnAtOnce() {
+                  return atOnce;
+                }
+              },
+              EmbeddedCore.options().build(),
+              true,
+              UID,
+              GID,
+              task -> {
+                viaExecutor.add("task");
+                task.run();
+              });
+      loopOwner = fx.loopOwner;
+      core = fx.core;
+      registerTestjob();
+      EmbeddedChannel r0 = newChannel();
+      connect(r0, "testjob", 0);
+      assertEquals(List.of("connected 0"), calls, "atOnce=" + atOnce);
+      assertEquals(atOnce ? List.of() : List.of("task"), viaExecutor, "atOnce=" + atOnce);
+      viaExecutor.clear();
+      r0.writeInbound(command(101, 5, w -> {}));
+      assertEquals(List.of("connected 0", "finalized 0"), calls, "atOnce=" + atOnce);
+      // Called by the progress thread itself only when the host says the call returns at once.
+      assertEquals(atOnce ? List.of() : List.of("task"), viaExecutor, "atOnce=" + atOnce);
+      // Either way the finalize is answered once the host's stage completed, through the loop.
       loopOwner.runPendingTasks();
       r0.runPendingTasks();
       assertEquals(Status.SUCCESS, readStatusReply(r0, 101), "atOnce=" + atOnce);

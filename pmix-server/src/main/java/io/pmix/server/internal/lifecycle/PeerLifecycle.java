@@ -97,6 +97,7 @@ public final class PeerLifecycle {
   private final Registry registry;
   private final HostModule host;
   private final HostCalls hostCalls;
+  private final boolean clientCallsHere;
   private final String hostname;
   private final BooleanSupplier stopping;
   private final Effects effects;
@@ -113,6 +114,7 @@ public final class PeerLifecycle {
     this.registry = requireNonNull(registry, "registry");
     this.host = requireNonNull(host, "host");
     this.hostCalls = requireNonNull(hostCalls, "hostCalls");
+    this.clientCallsHere = host.clientCallsReturnAtOnce();
     this.hostname = requireNonNull(hostname, "hostname");
     this.stopping = requireNonNull(stopping, "stopping");
     this.effects = requireNonNull(effects, "effects");
@@ -430,7 +432,8 @@ public final class PeerLifecycle {
                       ? Status.SUCCESS
                       : failure);
             }
-          });
+          },
+          clientCallsHere);
     } else {
       Replies.finalizeReply(peer, tag, Status.SUCCESS);
     }
