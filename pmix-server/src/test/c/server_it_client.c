@@ -47,10 +47,12 @@
  *              commit, sync=committed, then finalize (the test asks the server for the rank's
  *              data on the host's behalf before and after the commit, or kills it at ready)
  *   bad-fence  two ranks. Each fences over the other rank only, then over ("", WILDCARD) (a
- *              namespace no process has), then connects to the other rank only, each with
+ *              namespace no process has), then connects to ("", WILDCARD), each with
  *              PMIX_TIMEOUT 5 so that a server that waits gives a status too; prints
- *              others_fence=, empty_fence=, others_connect= (the statuses), then fences over
- *              the namespace as usual and prints fence=
+ *              others_fence=, empty_fence=, empty_connect= (the statuses). Then both connect
+ *              naming rank 1 only, rank 1 half a second late: prints connect= and rank 1
+ *              called_at=, rank 0 returned_at= (CLOCK_REALTIME, ns). Then a fence over the
+ *              namespace as usual: fence=
  *   cycles N [T]
  *              N times: (init,) register for event -31340, put test.cycle=<i>, commit, fence
  *              with data (PMIX_TIMEOUT T seconds if given), get test.cycle of every rank,
@@ -213,14 +215,22 @@ static pmix_status_t fence_collect(void)
     return rc;
 }
 
-/* Collectives the caller is not part of, each bounded by PMIX_TIMEOUT; then a good fence. */
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (long long) t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Collectives the caller is not part of, each bounded by PMIX_TIMEOUT; then good ones. */
 static int bad_fence(void)
 {
-    pmix_proc_t other, empty;
+    pmix_proc_t other, empty, one;
     pmix_info_t info;
     uint32_t tmo = 5;
     pmix_status_t rc;
     PMIX_LOAD_PROCID(&other, me.nspace, 1 - me.rank);
+    PMIX_LOAD_PROCID(&one, me.nspace, 1);
     memset(&empty, 0, sizeof empty);
     empty.rank = PMIX_RANK_WILDCARD;
     PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &tmo, PMIX_UINT32);
@@ -228,8 +238,17 @@ static int bad_fence(void)
     printf("others_fence=%d\n", (int) rc);
     rc = PMIx_Fence(&empty, 1, &info, 1);
     printf("empty_fence=%d\n", (int) rc);
-    rc = PMIx_Connect(&other, 1, &info, 1);
-    printf("others_connect=%d\n", (int) rc);
+    rc = PMIx_Connect(&empty, 1, &info, 1);
+    printf("empty_connect=%d\n", (int) rc);
+    if (1 == me.rank) {
+        usleep(500000);
+        printf("called_at=%lld\n", now_ns());
+    }
+    rc = PMIx_Connect(&one, 1, &info, 1);
+    if (0 == me.rank) {
+        printf("returned_at=%lld\n", now_ns());
+    }
+    printf("connect=%d\n", (int) rc);
     PMIX_INFO_DESTRUCT(&info);
     rc = PMIx_Fence(NULL, 0, NULL, 0);
     printf("fence=%d\n", (int) rc);

@@ -111,18 +111,24 @@ class ServerLifecycleIT {
   }
 
   @Test
-  void aCollectiveThatDoesNotNameTheCallerIsRefusedAtOnceAndTheServerGoesOn() throws Exception {
+  void aFenceOfOthersOrOfAnEmptyNamespaceIsRefusedAtOnceAndAConnectWaitsForItsParticipants()
+      throws Exception {
     start(new HostModule() {}, ServerOptions.builder());
     List<Launched> procs = launch("badfence", 2, Launched.myUid(), "bad-fence");
     String refused = Integer.toString(Status.ERR_BAD_PARAM.code());
     for (Launched p : procs) {
       assertEquals(0, p.await(WAIT), describe(p));
-      // libpmix 4.2.2: success at once, success at once, TIMEOUT after the 5 s the client gives.
+      // libpmix 4.2.2: success at once; TIMEOUT after the 5 s the client gives; no answer ever.
       assertEquals(refused, p.values().get("others_fence"), describe(p));
       assertEquals(refused, p.values().get("empty_fence"), describe(p));
-      assertEquals(refused, p.values().get("others_connect"), describe(p));
+      assertEquals(refused, p.values().get("empty_connect"), describe(p));
+      assertEquals("0", p.values().get("connect"), describe(p));
       assertEquals("0", p.values().get("fence"), describe(p));
     }
+    // Rank 0 connected naming rank 1 only: it is answered with rank 1, not in its place.
+    long called = Long.parseLong(procs.get(1).values().get("called_at"));
+    long returned = Long.parseLong(procs.get(0).values().get("returned_at"));
+    assertTrue(returned >= called, "rank 0's connect returned before rank 1 called it");
     ServerSnapshot s = awaitTombstones(2);
     LifecycleInvariants.check(s, LifecycleInvariants.expect().quiescent());
   }

@@ -182,7 +182,7 @@ public final class Collectives {
       long timeout,
       Peer peer,
       int tag) {
-    if (!takesPart(procs, peer.proc())) {
+    if (!canBeHad(type, procs, peer.proc())) {
       Replies.status(peer, tag, Status.ERR_BAD_PARAM);
       return;
     }
@@ -207,16 +207,18 @@ public final class Collectives {
   }
 
   /**
-   * Whether {@code caller} is among the participants {@code procs} name, none of which has an empty
-   * namespace: a collective of others, or of no one, is refused at once (PMIX_ERR_BAD_PARAM).
-   * The trackers count arrivals against the local participants, so an arrival that is not one
-   * would be counted in a participant's place and release the others early, and a namespace no
-   * process can have would never be registered. libpmix 4.2.2 to 6.1 check neither: there a fence
-   * over the other rank alone returns success at once, and one over ("", WILDCARD) waits until
-   * its timeout, or forever (docs/commands.md §3.4).
+   * Whether the collective can be had at all: no participant may have an empty namespace (no
+   * process has one, so its tracker would wait for a registration that never comes), and a
+   * fence's participants must name the caller (its rank or its namespace's wildcard): a fence of
+   * others is meaningless, and refused rather than answered. A connect, disconnect or group
+   * operation may come from a process it does not name: OpenPMIx's own {@code simpdyn} has the
+   * parent connect naming only the job it spawned. Such a caller is answered with the others
+   * but does not stand in for a participant ({@link FenceTracker#arrive}). libpmix 4.2.2 to 6.1
+   * check neither rule; there a fence over the other rank alone returns success at once, and
+   * one over ("", WILDCARD) waits until its timeout, or forever (docs/commands.md §3.4).
    */
-  private static boolean takesPart(List<Proc> procs, Proc caller) {
-    boolean named = false;
+  private static boolean canBeHad(Command type, List<Proc> procs, Proc caller) {
+    boolean named = type != Command.FENCENB;
     for (Proc p : procs) {
       if (p.nspace().isEmpty()) {
         return false;

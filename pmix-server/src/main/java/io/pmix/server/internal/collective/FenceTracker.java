@@ -171,7 +171,9 @@ final class FenceTracker {
 
   /**
    * {@code peer} arrived with these directives: its rank has contributed (once, whichever of its
-   * processes arrives), and is counted again if it was gone.
+   * processes arrives), and is counted again if it was gone. A caller the participants do not
+   * name (a connect's parent naming only the job it spawned) is answered with the others but
+   * contributes nothing: counted, it would complete the collective before a participant came.
    */
   void arrive(Peer peer, int tag, boolean peerCollects, List<Info> directives) {
     if (peerCollects != collect) {
@@ -183,6 +185,9 @@ final class FenceTracker {
     allDirectives.addAll(directives);
     arrived.add(new Arrival(peer, tag));
     Proc p = peer.proc();
+    if (!includes(p)) {
+      return;
+    }
     if (excluded.remove(p)) {
       nlocal++;
     }
@@ -245,12 +250,19 @@ final class FenceTracker {
     return countComplete && contributed.size() + departed.size() >= nlocal;
   }
 
-  /** The 4.2.2 local collective status: success, or partial/lost once a counted rank departed. */
+  /**
+   * The 4.2.2 local collective status: success, or partial/lost once a counted rank departed.
+   * Partial while anyone is left to answer: a counted rank, or a caller the participants do not
+   * name (simpdyn's parent, whose connect to a job that finalized without connecting gets -52, as
+   * under prterun).
+   */
   private Status statusAfterDepartures() {
     if (departed.isEmpty()) {
       return Status.SUCCESS;
     }
-    return nlocal - departed.size() > 0 ? Status.ERR_PARTIAL_SUCCESS : Status.ERR_LOST_CONNECTION;
+    return nlocal - departed.size() > 0 || !arrived.isEmpty()
+        ? Status.ERR_PARTIAL_SUCCESS
+        : Status.ERR_LOST_CONNECTION;
   }
 
   /**
