@@ -450,15 +450,36 @@ class ServerCoreTest {
         info);
   }
 
+  /**
+   * Replaces the fixture's core with one of {@code host} whose host executor runs each task at
+   * once; returns the list where that executor notes "task" for each, with testjob registered.
+   */
+  private List<String> restartWith(HostModule host) {
+    List<String> viaExecutor = new ArrayList<>();
+    fx.close();
+    fx =
+        new EmbeddedCore(
+            host,
+            EmbeddedCore.options().build(),
+            true,
+            UID,
+            GID,
+            task -> {
+              viaExecutor.add("task");
+              task.run();
+            });
+    loopOwner = fx.loopOwner;
+    core = fx.core;
+    registerTestjob();
+    return viaExecutor;
+  }
+
   @Test
   void publishRunsOnTheProgressThreadOnlyForAHostWhoseDataCallsReturnAtOnce() {
     for (boolean atOnce : new boolean[] {false, true}) {
       List<String> calls = new ArrayList<>();
-      // Runs each task at once, and notes that the host executor was asked.
-      List<String> viaExecutor = new ArrayList<>();
-      fx.close();
-      fx =
-          new EmbeddedCore(
+      List<String> viaExecutor =
+          restartWith(
               new HostModule() {
                 @Override
                 public java.util.concurrent.CompletionStage<Void> publish(
@@ -471,18 +492,7 @@ class ServerCoreTest {
                 public boolean dataCallsReturnAtOnce() {
                   return atOnce;
                 }
-              },
-              EmbeddedCore.options().build(),
-              true,
-              UID,
-              GID,
-              task -> {
-                viaExecutor.add("task");
-                task.run();
               });
-      loopOwner = fx.loopOwner;
-      core = fx.core;
-      registerTestjob();
       EmbeddedChannel r0 = newChannel();
       connect(r0, "testjob", 0);
       viaExecutor.clear(); // the connection's own upcall
@@ -509,11 +519,8 @@ class ServerCoreTest {
   void connectedAndFinalizedRunOnTheProgressThreadOnlyForAHostWhoseClientCallsReturnAtOnce() {
     for (boolean atOnce : new boolean[] {false, true}) {
       List<String> calls = new ArrayList<>();
-      // Runs each task at once, and notes that the host executor was asked.
-      List<String> viaExecutor = new ArrayList<>();
-      fx.close();
-      fx =
-          new EmbeddedCore(
+      List<String> viaExecutor =
+          restartWith(
               new HostModule() {
                 @Override
                 public java.util.concurrent.CompletionStage<Void> clientConnected(
@@ -533,18 +540,7 @@ class ServerCoreTest {
                 public boolean clientCallsReturnAtOnce() {
                   return atOnce;
                 }
-              },
-              EmbeddedCore.options().build(),
-              true,
-              UID,
-              GID,
-              task -> {
-                viaExecutor.add("task");
-                task.run();
               });
-      loopOwner = fx.loopOwner;
-      core = fx.core;
-      registerTestjob();
       EmbeddedChannel r0 = newChannel();
       connect(r0, "testjob", 0);
       assertEquals(List.of("connected 0"), calls, "atOnce=" + atOnce);
