@@ -84,8 +84,15 @@ import org.jspecify.annotations.Nullable;
  * the application and the server. Measured on the 2-core machine (two Java ranks under libpmix's
  * host server, 1,000 fences each, 2 jobs a setting): median fence 237 µs with the JVM's defaults,
  * 154 µs with {@code -XX:TieredStopAtLevel=1} (C1 only; C: 99 µs); over 10,000 fences 170 against
- * 146 µs (C: 144). An application that mostly waits on PMIx calls and does little computing of
- * its own may prefer that flag; one with hot code of its own loses C2's peak performance by it.
+ * 146 µs (C: 144). Later, in one sitting, {@code bin/bench-client} (3 jobs of 2 ranks a side,
+ * each alternating with the C client), Java / C with the defaults and with that flag: init again
+ * after a finalize 2.79 and 1.26 (median 4.9 and 2.6 ms), fence 2.09 and 0.99, fence collecting
+ * 1.75 and 1.06, first direct-modex get 3.86 and 2.90, finalize 1.81 and 1.21, first init 96 and
+ * 82 ms. The spread is C2 at work: one rank cycling init and finalize 60 times took 1.2-11 ms a
+ * re-init with the defaults, a steady 2.8-4.3 ms interpreted only ({@code -Xint}) and 1.1-5.0 ms
+ * (median 1.5) with C1 only. An application that mostly waits on PMIx calls and does little
+ * computing of its own may prefer that flag; one with hot code of its own loses C2's peak
+ * performance by it.
  *
  * <p>On JDK 24 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
  * pmix-common is in): the shared-memory reader loads a native library ({@code libpmixjava}, or
