@@ -275,6 +275,11 @@ public final class ClientMain {
           n++;
         }
       }
+      // An empty namespace is our own, as libpmix's client reads it (with directives, so that
+      // the get is resolved anew rather than answered from the first one's copy).
+      Object[] k = cKeys(r).get(4); // test.bo, GLOBAL: in scope for every rank
+      Value v = PMIx.get(Proc.of("", r), (String) k[0], Info.of("pmix.timeout", Value.of(10)));
+      check(v.equals(k[2]), k[0] + " of rank " + r + " asked of namespace \"\": " + v);
     }
     return "gets=" + n;
   }

@@ -558,6 +558,18 @@ class ServerCoreTest {
   }
 
   @Test
+  void aGetOfTheEmptyNamespaceIsRefusedAtOnce() {
+    registerTestjob();
+    EmbeddedChannel r0 = newChannel();
+    connect(r0, "testjob", 0);
+    r0.writeInbound(get(101, "", 0, "any.key", List.of()));
+    assertEquals(Status.ERR_BAD_PARAM, readStatusReply(r0, 101));
+    // The server goes on: the same get of the namespace itself waits for rank 0's commit.
+    r0.writeInbound(get(102, "testjob", 0, "any.key", List.of()));
+    assertNull(r0.readOutbound());
+  }
+
+  @Test
   void getOfUncommittedLocalDataTimesOutAfterTwoSecondsByDefault() {
     registerTestjob();
     EmbeddedChannel r0 = newChannel();

@@ -139,9 +139,10 @@ final class GetResolver implements SessionPart {
    * peer's modex key in a shared-memory store is read on the calling thread first, as libpmix's
    * client does ({@code _getfn_fastpath}): found, the future returned is complete already.
    */
-  CompletableFuture<Value> get(Proc proc, String key, List<Info> directives) {
-    requireNonNull(proc, "proc");
+  CompletableFuture<Value> get(Proc asked, String key, List<Info> directives) {
+    requireNonNull(asked, "proc");
     requireNonNull(key, "key");
+    Proc proc = ownIfEmpty(asked);
     List<Info> ds = List.copyOf(directives);
     if (ds.isEmpty() && proc.rank() == Proc.RANK_WILDCARD) {
       // Job information of our own namespace: answered here, from what the progress thread
@@ -184,6 +185,22 @@ final class GetResolver implements SessionPart {
             resolve(new GetRequest(proc, key, ds, f));
           }
         });
+  }
+
+  /**
+   * An empty namespace is this process's own, as libpmix's {@code PMIx_Get} (4.2.2 to 6.1) reads
+   * it; sent as is, a server would wait for a namespace nobody can register (or refuse it). Before
+   * the connection knows its name, the proc is left as it is.
+   */
+  private Proc ownIfEmpty(Proc p) {
+    if (!p.nspace().isEmpty()) {
+      return p;
+    }
+    try {
+      return Proc.of(connection.me().nspace(), p.rank());
+    } catch (IllegalStateException e) {
+      return p;
+    }
   }
 
   /**

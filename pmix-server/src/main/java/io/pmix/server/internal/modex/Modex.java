@@ -109,10 +109,16 @@ public final class Modex {
    * data at once or after waiting for its commit (default {@value
    * #DEFAULT_LOCAL_GET_TIMEOUT_SECONDS} s); another node's process through the host's direct
    * modex, unless its data came with a fence. {@code pmix.immediate} answers NOT_FOUND instead of
-   * waiting; {@code pmix.get.refresh} goes to the host again.
+   * waiting; {@code pmix.get.refresh} goes to the host again. An empty namespace is refused at
+   * once ({@code PMIX_ERR_BAD_PARAM}): no process has one, so nothing could ever answer (libpmix's
+   * clients send their own namespace instead; a 4.2.2 server would wait for its registration).
    */
   public void handleGet(Peer peer, int tag, GetNbRequest q) {
     String nspace = q.proc().nspace();
+    if (nspace.isEmpty()) {
+      Replies.status(peer, tag, Status.ERR_BAD_PARAM);
+      return;
+    }
     int rank = q.proc().rank();
     List<Info> info = q.directives();
     String key = q.key();
