@@ -219,7 +219,9 @@ public final class PMIx {
 
   /**
    * Waits until every process of {@code procs} has called fence ({@link Proc#wildcard} names a
-   * whole namespace; an empty collection means this namespace).
+   * whole namespace; an empty collection means this namespace). {@code procs} must include this
+   * process: pmix-java's server refuses a fence of others, or of an empty namespace, with {@code
+   * ERR_BAD_PARAM}; libpmix's servers answer the first at once and never the second.
    */
   public static void fence(Collection<Proc> procs, Info... directives) {
     await(fenceAsync(procs, directives), "fence");
@@ -236,7 +238,8 @@ public final class PMIx {
    * process's own puts are answered locally; a peer's committed data is fetched from the server
    * once and then cached, or, under a server that keeps it in shared memory (the ds21 and ds12
    * stores of OpenPMIx 4.x servers, which Slurm and Open MPI 4.1 use), read there, on the calling
-   * thread, as libpmix does.
+   * thread, as libpmix does. A {@code proc} with an empty namespace means this process's own
+   * namespace, as in libpmix's {@code PMIx_Get}.
    *
    * @param directives {@code pmix.optional} (only look locally), {@code pmix.immediate} (the server
    *     answers at once, without waiting for the peer's commit), {@code pmix.timeout} (int
