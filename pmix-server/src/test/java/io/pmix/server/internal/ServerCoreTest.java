@@ -451,6 +451,54 @@ class ServerCoreTest {
   }
 
   /**
+   * A host whose publish, clientConnected and clientFinalized note their calls and complete at
+   * once, saying so for the data calls and the client calls as told.
+   */
+  private static final class RecordingHost implements HostModule {
+    private final List<String> calls;
+    private final boolean dataAtOnce;
+    private final boolean clientAtOnce;
+
+    RecordingHost(List<String> calls, boolean dataAtOnce, boolean clientAtOnce) {
+      this.calls = calls;
+      this.dataAtOnce = dataAtOnce;
+      this.clientAtOnce = clientAtOnce;
+    }
+
+    private java.util.concurrent.CompletionStage<Void> note(String what, Proc proc) {
+      calls.add(what + " " + proc.rank());
+      return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Void> publish(Proc proc, List<Info> info) {
+      return note("publish", proc);
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Void> clientConnected(
+        Proc proc, @Nullable Object hostObject) {
+      return note("connected", proc);
+    }
+
+    @Override
+    public java.util.concurrent.CompletionStage<Void> clientFinalized(
+        Proc proc, @Nullable Object hostObject) {
+      return note("finalized", proc);
+    }
+
+    @Override
+    public boolean dataCallsReturnAtOnce() {
+      return dataAtOnce;
+    }
+
+    @Override
+    public boolean clientCallsReturnAtOnce() {
+      return clientAtOnce;
+    }
+  }
+
+  /**
    * Replaces the fixture's core with one of {@code host} whose host executor runs each task at
    * once; returns the list where that executor notes "task" for each, with testjob registered.
    */
@@ -478,24 +526,11 @@ class ServerCoreTest {
   void publishRunsOnTheProgressThreadOnlyForAHostWhoseDataCallsReturnAtOnce() {
     for (boolean atOnce : new boolean[] {false, true}) {
       List<String> calls = new ArrayList<>();
-      List<String> viaExecutor =
-          restartWith(
-              new HostModule() {
-                @Override
-                public java.util.concurrent.CompletionStage<Void> publish(
-                    Proc proc, List<Info> info) {
-                  calls.add("publish " + proc.rank());
-                  return java.util.concurrent.CompletableFuture.completedFuture(null);
-                }
-
-                @Override
-                public boolean dataCallsReturnAtOnce() {
-                  return atOnce;
-                }
-              });
+      List<String> viaExecutor = restartWith(new RecordingHost(calls, atOnce, false));
       EmbeddedChannel r0 = newChannel();
       connect(r0, "testjob", 0);
       viaExecutor.clear(); // the connection's own upcall
+      calls.clear();
       r0.writeInbound(
           command(
               101,
@@ -519,28 +554,7 @@ class ServerCoreTest {
   void connectedAndFinalizedRunOnTheProgressThreadOnlyForAHostWhoseClientCallsReturnAtOnce() {
     for (boolean atOnce : new boolean[] {false, true}) {
       List<String> calls = new ArrayList<>();
-      List<String> viaExecutor =
-          restartWith(
-              new HostModule() {
-                @Override
-                public java.util.concurrent.CompletionStage<Void> clientConnected(
-                    Proc proc, @Nullable Object hostObject) {
-                  calls.add("connected " + proc.rank());
-                  return java.util.concurrent.CompletableFuture.completedFuture(null);
-                }
-
-                @Override
-                public java.util.concurrent.CompletionStage<Void> clientFinalized(
-                    Proc proc, @Nullable Object hostObject) {
-                  calls.add("finalized " + proc.rank());
-                  return java.util.concurrent.CompletableFuture.completedFuture(null);
-                }
-
-                @Override
-                public boolean clientCallsReturnAtOnce() {
-                  return atOnce;
-                }
-              });
+      List<String> viaExecutor = restartWith(new RecordingHost(calls, false, atOnce));
       EmbeddedChannel r0 = newChannel();
       connect(r0, "testjob", 0);
       assertEquals(List.of("connected 0"), calls, "atOnce=" + atOnce);
