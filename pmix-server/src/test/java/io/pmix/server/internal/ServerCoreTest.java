@@ -499,6 +499,18 @@ class ServerCoreTest {
   }
 
   /**
+   * The upcall was called by the progress thread itself (the host executor not asked) exactly
+   * when the host says it returns at once; either way its answer comes back through the loop.
+   */
+  private void assertRoutedThenAnswered(
+      boolean atOnce, List<String> viaExecutor, EmbeddedChannel ch, int tag) {
+    assertEquals(atOnce ? List.of() : List.of("task"), viaExecutor, "atOnce=" + atOnce);
+    loopOwner.runPendingTasks();
+    ch.runPendingTasks();
+    assertEquals(Status.SUCCESS, readStatusReply(ch, tag), "atOnce=" + atOnce);
+  }
+
+  /**
    * Replaces the fixture's core with one of {@code host} whose host executor runs each task at
    * once; returns the list where that executor notes "task" for each, with testjob registered.
    */
@@ -541,12 +553,7 @@ class ServerCoreTest {
                 w.packInfos(List.of(Info.of("svc.name", Value.of("port-1"))));
               }));
       assertEquals(List.of("publish 0"), calls, "atOnce=" + atOnce);
-      // Called by the progress thread itself only when the host says the call returns at once.
-      assertEquals(atOnce ? List.of() : List.of("task"), viaExecutor, "atOnce=" + atOnce);
-      // Either way the answer comes back through the loop.
-      loopOwner.runPendingTasks();
-      r0.runPendingTasks();
-      assertEquals(Status.SUCCESS, readStatusReply(r0, 101), "atOnce=" + atOnce);
+      assertRoutedThenAnswered(atOnce, viaExecutor, r0, 101);
     }
   }
 
@@ -562,12 +569,8 @@ class ServerCoreTest {
       viaExecutor.clear();
       r0.writeInbound(command(101, 5, w -> {}));
       assertEquals(List.of("connected 0", "finalized 0"), calls, "atOnce=" + atOnce);
-      // Called by the progress thread itself only when the host says the call returns at once.
-      assertEquals(atOnce ? List.of() : List.of("task"), viaExecutor, "atOnce=" + atOnce);
-      // Either way the finalize is answered once the host's stage completed, through the loop.
-      loopOwner.runPendingTasks();
-      r0.runPendingTasks();
-      assertEquals(Status.SUCCESS, readStatusReply(r0, 101), "atOnce=" + atOnce);
+      // The finalize is answered only once the host's stage completed.
+      assertRoutedThenAnswered(atOnce, viaExecutor, r0, 101);
     }
   }
 
