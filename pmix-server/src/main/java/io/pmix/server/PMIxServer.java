@@ -37,6 +37,7 @@ import io.pmix.common.internal.wire.NettyDefaults;
 import io.pmix.server.internal.ClientRehearsal;
 import io.pmix.server.internal.PeerHandler;
 import io.pmix.server.internal.PendingHandshakes;
+import io.pmix.server.internal.ProgressExecutor;
 import io.pmix.server.internal.Rendezvous;
 import io.pmix.server.internal.SocketOwner;
 import io.pmix.server.internal.ServerCore;
@@ -57,6 +58,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -116,6 +118,7 @@ public final class PMIxServer implements AutoCloseable {
   // Written once by start() under the lock, read afterwards; volatile for the readers.
   private volatile @Nullable EventLoopGroup group;
   private volatile @Nullable EventLoop loop;
+  private volatile @Nullable ProgressExecutor progressExecutor;
   private volatile @Nullable ServerCore core;
   private volatile @Nullable Channel listener;
   private volatile @Nullable String uri;
@@ -252,6 +255,7 @@ public final class PMIxServer implements AutoCloseable {
     }
     group = g;
     loop = el;
+    progressExecutor = new ProgressExecutor(el);
     connections = all;
     core = c;
     listener = ch;
@@ -296,6 +300,28 @@ public final class PMIxServer implements AutoCloseable {
   public List<Path> rendezvousFiles() {
     Rendezvous r = rendezvous;
     return r == null ? List.of() : r.files();
+  }
+
+  /**
+   * The server's progress thread as an executor, lent to host work that is short and never
+   * blocks: the Java form of libpmix's shared event base ({@code PMIX_EVENT_BASE}). Tasks and
+   * timers run there one at a time, in the order given, between the server's own work; a task
+   * that blocks or runs long stalls every connection of the server. What it is for: state the host
+   * touches only from its upcalls, such as pmixrun's publish/lookup store ({@code
+   * io.pmix.dataserver.LocalDataService}) serving a host whose {@linkplain
+   * HostModule#dataCallsReturnAtOnce data calls return at once}: then a publish, a lookup and an
+   * unpublish cross no thread at all. The executor stays the server's: {@code shutdown} is
+   * refused, tasks are refused ({@link java.util.concurrent.RejectedExecutionException}) once the
+   * server has shut down, and those still queued then may not run.
+   *
+   * @throws IllegalStateException before {@link #start}
+   */
+  public ScheduledExecutorService progressExecutor() {
+    ProgressExecutor p = progressExecutor;
+    if (p == null) {
+      throw new IllegalStateException("the server is not started");
+    }
+    return p;
   }
 
   /** The options this server runs with. */

@@ -26,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -116,6 +118,29 @@ class PMIxServerTest {
       }
     }
     throw new AssertionError("no continuation ever ran on the progress thread");
+  }
+
+  @Test
+  void theProgressExecutorIsTheProgressThreadLentNotGiven() throws Exception {
+    server = PMIxServer.create(new HostModule() {}, ServerOptions.defaults());
+    assertThrows(IllegalStateException.class, server::progressExecutor);
+    server.start();
+    ScheduledExecutorService lent = server.progressExecutor();
+    // The same thread as the server's own continuations, for tasks and for timers.
+    Thread own = onProgressThread();
+    assertTrue(own.getName().startsWith("pmix-progress"), own.getName());
+    assertEquals(own, lent.submit(Thread::currentThread).get(5, TimeUnit.SECONDS));
+    assertEquals(
+        own,
+        lent.schedule(Thread::currentThread, 1, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS));
+    assertThrows(UnsupportedOperationException.class, lent::shutdown);
+    assertThrows(UnsupportedOperationException.class, lent::shutdownNow);
+    assertFalse(lent.isShutdown());
+    // Refusing a shutdown left the server serving.
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace("b", 1, job(1)));
+    server.close();
+    assertTrue(lent.isTerminated());
+    assertThrows(RejectedExecutionException.class, () -> lent.execute(() -> {}));
   }
 
   @Test

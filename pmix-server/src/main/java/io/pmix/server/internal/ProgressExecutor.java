@@ -1,0 +1,87 @@
+package io.pmix.server.internal;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.channel.EventLoop;
+import java.util.List;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The server's progress thread lent out as an executor ({@code PMIxServer.progressExecutor}):
+ * tasks and timers run on the event loop, one at a time, in the order given; the loop stays the
+ * server's, so the lifecycle methods only report on it and {@link #shutdown} is refused.
+ */
+public final class ProgressExecutor extends AbstractExecutorService
+    implements ScheduledExecutorService {
+  private final EventLoop loop;
+
+  /** A view of {@code loop}. */
+  public ProgressExecutor(EventLoop loop) {
+    this.loop = requireNonNull(loop, "loop");
+  }
+
+  /** Whether the caller runs on the progress thread. */
+  public boolean inProgressThread() {
+    return loop.inEventLoop();
+  }
+
+  @Override
+  public void execute(Runnable command) {
+    loop.execute(requireNonNull(command, "command"));
+  }
+
+  @Override
+  public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+    return loop.schedule(command, delay, unit);
+  }
+
+  @Override
+  public <V> ScheduledFuture<V> schedule(Callable<V> callable, long delay, TimeUnit unit) {
+    return loop.schedule(callable, delay, unit);
+  }
+
+  @Override
+  public ScheduledFuture<?> scheduleAtFixedRate(
+      Runnable command, long initialDelay, long period, TimeUnit unit) {
+    return loop.scheduleAtFixedRate(command, initialDelay, period, unit);
+  }
+
+  @Override
+  public ScheduledFuture<?> scheduleWithFixedDelay(
+      Runnable command, long initialDelay, long delay, TimeUnit unit) {
+    return loop.scheduleWithFixedDelay(command, initialDelay, delay, unit);
+  }
+
+  /** Refused: the server stops its progress thread at its own shutdown. */
+  @Override
+  public void shutdown() {
+    throw new UnsupportedOperationException("the PMIx server's progress thread stops with it");
+  }
+
+  /** Refused: the server stops its progress thread at its own shutdown. */
+  @Override
+  public List<Runnable> shutdownNow() {
+    throw new UnsupportedOperationException("the PMIx server's progress thread stops with it");
+  }
+
+  /** Whether the server has begun stopping its progress thread. */
+  @Override
+  public boolean isShutdown() {
+    return loop.isShuttingDown();
+  }
+
+  /** Whether the server's progress thread has stopped. */
+  @Override
+  public boolean isTerminated() {
+    return loop.isTerminated();
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return loop.awaitTermination(timeout, unit);
+  }
+}
