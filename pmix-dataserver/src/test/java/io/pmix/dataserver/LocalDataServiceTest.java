@@ -16,10 +16,13 @@ import io.pmix.dataserver.internal.Retention;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The embedded store behind its own thread. */
+/** The embedded store behind its own thread, or on an executor it borrows. */
 class LocalDataServiceTest {
   private static final Identity ALICE = Identity.of(Proc.of("job", 0), 1000, 100);
   private static final Info WAIT = Info.of(Keys.WAIT, Value.of(0));
@@ -86,5 +89,80 @@ class LocalDataServiceTest {
     assertEquals(Status.ERR_NOT_AVAILABLE, get(service.publish(ALICE, List.of(Info.of("k", "v")))));
     assertEquals(Status.ERR_NOT_AVAILABLE, get(service.lookup(ALICE, List.of("k"), List.of())).status());
     service.close(); // idempotent
+  }
+
+  // On an executor the service borrows (pmixrun lends it its server's progress thread).
+
+  private static ScheduledExecutorService lender() {
+    return Executors.newSingleThreadScheduledExecutor(
+        r -> {
+          Thread t = new Thread(r, "lender");
+          t.setDaemon(true);
+          return t;
+        });
+  }
+
+  @Test
+  void onABorrowedExecutorTheStoreAndItsTimerRunThereAndTheExecutorOutlivesTheService()
+      throws Exception {
+    ScheduledExecutorService lender = lender();
+    try {
+      LocalDataService borrowed =
+          LocalDataService.create(
+              DataStoreOptions.builder().idleTimeout(Duration.ofMillis(200)).build(), lender);
+      assertEquals("lender", get(borrowed.inspect(store -> Thread.currentThread().getName())));
+      assertEquals(Status.SUCCESS, get(borrowed.publish(ALICE, List.of(Info.of("k", "v")))));
+      assertEquals(
+          "v", get(borrowed.lookup(ALICE, List.of("k"), List.of())).data().get(0).value().asString());
+      assertEquals(Status.SUCCESS, get(borrowed.unpublish(ALICE, List.of("k"), List.of())));
+      Info indef =
+          Info.of(Keys.PERSISTENCE, Value.unsigned(DataType.PERSIST, Retention.INDEF.code()));
+      assertEquals(Status.SUCCESS, get(borrowed.publish(ALICE, List.of(Info.of("k", "v"), indef))));
+      eventually("expired", () -> get(borrowed.inspect(DataStore::itemCount)) == 0);
+      CompletableFuture<LookupResult> w =
+          borrowed.lookup(ALICE, List.of("w"), List.of(WAIT)).toCompletableFuture();
+      assertEquals(1, get(borrowed.inspect(DataStore::pendingLookupCount)));
+      borrowed.close();
+      assertEquals(Status.ERR_NOT_AVAILABLE, get(w).status());
+      assertEquals(
+          Status.ERR_NOT_AVAILABLE, get(borrowed.publish(ALICE, List.of(Info.of("k", "v")))));
+      assertEquals(
+          Status.ERR_NOT_AVAILABLE, get(borrowed.lookup(ALICE, List.of("k"), List.of())).status());
+      assertFalse(lender.isShutdown());
+      assertEquals("still here", lender.submit(() -> "still here").get(5, TimeUnit.SECONDS));
+      borrowed.close(); // idempotent
+    } finally {
+      lender.shutdownNow();
+    }
+  }
+
+  @Test
+  void closingOnTheBorrowedThreadClosesThere() throws Exception {
+    ScheduledExecutorService lender = lender();
+    try {
+      LocalDataService borrowed = LocalDataService.create(DataStoreOptions.defaults(), lender);
+      CompletableFuture<LookupResult> w =
+          borrowed.lookup(ALICE, List.of("w"), List.of(WAIT)).toCompletableFuture();
+      assertEquals(1, get(borrowed.inspect(DataStore::pendingLookupCount)));
+      lender.submit(borrowed::close).get(5, TimeUnit.SECONDS); // would deadlock if it waited
+      assertEquals(Status.ERR_NOT_AVAILABLE, get(w).status());
+    } finally {
+      lender.shutdownNow();
+    }
+  }
+
+  @Test
+  void closingAfterTheLenderStoppedStillFailsWhatWaits() throws Exception {
+    ScheduledExecutorService lender = lender();
+    LocalDataService borrowed = LocalDataService.create(DataStoreOptions.defaults(), lender);
+    CompletableFuture<LookupResult> w =
+        borrowed.lookup(ALICE, List.of("w"), List.of(WAIT)).toCompletableFuture();
+    assertEquals(1, get(borrowed.inspect(DataStore::pendingLookupCount)));
+    lender.shutdown(); // as a server's progress thread stops before its host closes the store
+    assertTrue(lender.awaitTermination(5, TimeUnit.SECONDS));
+    borrowed.close();
+    assertEquals(Status.ERR_NOT_AVAILABLE, get(w).status());
+    assertEquals(
+        Status.ERR_NOT_AVAILABLE, get(borrowed.publish(ALICE, List.of(Info.of("k", "v")))));
   }
 }
