@@ -10,9 +10,7 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.dataserver.DataServerClient;
-import io.pmix.dataserver.DataService;
 import io.pmix.dataserver.DataStoreOptions;
-import io.pmix.dataserver.LocalDataService;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.internal.gds.StaleStores;
@@ -182,13 +180,17 @@ public final class PmixRun {
         prefix = namespacePrefix(ob.build().hostname(), pid);
       }
       ServerOptions options = ob.serverNspace(prefix + "@0").build();
-      DataService data =
-          o.dataserver() != null
-              ? DataServerClient.builder(o.dataserver()).name(prefix).build()
-              : nested != null
-                  ? new OuterDataService() // what one node publishes, the others must find
-                  : LocalDataService.create(DataStoreOptions.fromEnvironment(System.getenv()));
-      host = new SingleNodeHost(options.hostname(), data);
+      if (o.dataserver() != null) {
+        host =
+            new SingleNodeHost(
+                options.hostname(), DataServerClient.builder(o.dataserver()).name(prefix).build());
+      } else if (nested != null) {
+        // What one node publishes, the others must find.
+        host = new SingleNodeHost(options.hostname(), new OuterDataService());
+      } else {
+        // The embedded store on the server's progress thread, given once the server runs.
+        host = SingleNodeHost.storeOnServerThread(options.hostname());
+      }
       try {
         if (nested != null) {
           host.otherNodes(nested);
@@ -197,6 +199,9 @@ public final class PmixRun {
           server.start();
         } else {
           server = PMIxServer.init(host, options);
+        }
+        if (o.dataserver() == null && nested == null) {
+          host.storeOn(server, DataStoreOptions.fromEnvironment(System.getenv()));
         }
       } catch (RuntimeException e) {
         err.println("pmixrun: cannot start the PMIx server: " + e.getMessage());

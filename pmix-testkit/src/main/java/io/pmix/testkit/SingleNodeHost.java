@@ -15,6 +15,7 @@ import io.pmix.dataserver.Identity;
 import io.pmix.dataserver.IdentityResolver;
 import io.pmix.dataserver.LocalDataService;
 import io.pmix.server.HostModule;
+import io.pmix.server.PMIxServer;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
@@ -81,8 +82,9 @@ import org.jspecify.annotations.Nullable;
  *       context id too); job control acts on this node's processes only (a target elsewhere, a
  *       whole job or every job is {@code PMIX_ERR_NOT_SUPPORTED}); spawn is not offered.
  *   <li>Publish, lookup, unpublish: pmix-dataserver's {@link DataServiceHostModule} over a {@link
- *       DataService}: by default an embedded store ({@link LocalDataService}), or a shared data
- *       server ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,
+ *       DataService}: by default an embedded store ({@link LocalDataService}; pmixrun's runs on
+ *       the server's progress thread, {@link #storeOnServerThread}), or a shared data server
+ *       ({@link io.pmix.dataserver.DataServerClient}); the store's rules apply (ranges,
  *       ownership, duplicates, {@code PMIX_WAIT} lookups with {@code PMIX_TIMEOUT}). Callers are
  *       identified by the uid and gid their job was registered with, in their app of the default
  *       session, on this node. What a process published with {@code PMIX_PERSIST_PROC} goes when
@@ -245,8 +247,11 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   private volatile @Nullable OtherNodes otherNodes;
 
   private final String hostname;
-  private final DataService data;
-  private final DataServiceHostModule publishing;
+  /** Whether the store runs on the server's progress thread ({@link #storeOnServerThread}). */
+  private final boolean dataCallsHere;
+  // Given at construction, or once by storeOn (before any process runs); null until then.
+  private volatile @Nullable DataService data;
+  private volatile @Nullable DataServiceHostModule publishing;
   private final Map<String, Job> jobs = new ConcurrentHashMap<>();
   /** The next group context id: unique among this launcher's groups, as PRRTE's are. */
   private final AtomicLong nextContextId = new AtomicLong(1);
@@ -262,14 +267,54 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
    */
   public SingleNodeHost(String hostname, DataService data) {
     this.hostname = requireNonNull(hostname, "hostname");
-    this.data = requireNonNull(data, "data");
-    IdentityResolver fallback = IdentityResolver.fromServerInfo(hostname);
-    this.publishing = new DataServiceHostModule(data, (proc, info) -> identity(proc, info, fallback));
+    this.dataCallsHere = false;
+    use(requireNonNull(data, "data"));
   }
 
-  /** The publish/lookup service. */
+  private SingleNodeHost(String hostname, boolean dataCallsHere) {
+    this.hostname = requireNonNull(hostname, "hostname");
+    this.dataCallsHere = dataCallsHere;
+  }
+
+  /**
+   * A host for the node {@code hostname} whose embedded store will run on its server's progress
+   * thread, given by {@link #storeOn} once the server has started (pmixrun): publish, lookup and
+   * unpublish then cross no thread, as under libpmix's host server, which answers them on its one
+   * thread (docs/architecture.md, "Like for like"). Until then they are answered {@code
+   * PMIX_ERR_NOT_AVAILABLE}.
+   */
+  static SingleNodeHost storeOnServerThread(String hostname) {
+    return new SingleNodeHost(hostname, true);
+  }
+
+  /**
+   * Gives a host made by {@link #storeOnServerThread} its embedded store, run on {@code server}'s
+   * progress thread: once, after the server started and before any process of it runs.
+   */
+  void storeOn(PMIxServer server, DataStoreOptions options) {
+    if (!dataCallsHere || data != null) {
+      throw new IllegalStateException("this host has its store already");
+    }
+    use(LocalDataService.create(options, server.progressExecutor()));
+  }
+
+  private void use(DataService d) {
+    IdentityResolver fallback = IdentityResolver.fromServerInfo(hostname);
+    this.publishing = new DataServiceHostModule(d, (proc, info) -> identity(proc, info, fallback));
+    this.data = d;
+  }
+
+  /**
+   * The publish/lookup service.
+   *
+   * @throws IllegalStateException for a host whose store is not given yet ({@link #storeOn})
+   */
   public DataService dataService() {
-    return data;
+    DataService d = data;
+    if (d == null) {
+      throw new IllegalStateException("the host's store is not given yet");
+    }
+    return d;
   }
 
   /** The name of the node. */
@@ -359,7 +404,10 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
    */
   void procEnded(Proc proc) {
     if (jobs.containsKey(proc.nspace())) {
-      ended(data.procEnded(proc), "process " + proc);
+      DataService d = data;
+      if (d != null) {
+        ended(d.procEnded(proc), "process " + proc);
+      }
     }
   }
 
@@ -369,7 +417,10 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
    */
   void appEnded(String nspace, int app) {
     if (jobs.containsKey(nspace)) {
-      ended(data.appEnded(nspace, app), "app " + app + " of " + nspace);
+      DataService d = data;
+      if (d != null) {
+        ended(d.appEnded(nspace, app), "app " + app + " of " + nspace);
+      }
     }
   }
 
@@ -378,7 +429,10 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     if (jobs.remove(nspace) == null) {
       return;
     }
-    ended(data.namespaceEnded(nspace), nspace);
+    DataService d = data;
+    if (d != null) {
+      ended(d.namespaceEnded(nspace), nspace);
+    }
   }
 
   private static void ended(CompletionStage<Status> told, String what) {
@@ -401,6 +455,15 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
       return fallback.resolve(proc, info);
     }
     return new Identity(proc, j.uid(), j.gid(), j.appOf(proc.rank()), Identity.UNKNOWN, hostname);
+  }
+
+  /**
+   * True for a host whose store runs on the server's progress thread ({@link
+   * #storeOnServerThread}): its publish, lookup and unpublish only queue a task there.
+   */
+  @Override
+  public boolean dataCallsReturnAtOnce() {
+    return dataCallsHere;
   }
 
   /** Both only update a concurrent set: the server may call them on its progress thread. */
@@ -478,17 +541,20 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
 
   @Override
   public CompletionStage<Void> publish(Proc proc, List<Info> info) {
-    return publishing.publish(proc, info);
+    DataServiceHostModule p = publishing;
+    return p != null ? p.publish(proc, info) : storeNotGiven();
   }
 
   @Override
   public CompletionStage<List<Value.PData>> lookup(Proc proc, List<String> keys, List<Info> info) {
-    return publishing.lookup(proc, keys, info);
+    DataServiceHostModule p = publishing;
+    return p != null ? p.lookup(proc, keys, info) : storeNotGiven();
   }
 
   @Override
   public CompletionStage<Void> unpublish(Proc proc, List<String> keys, List<Info> info) {
-    return publishing.unpublish(proc, keys, info);
+    DataServiceHostModule p = publishing;
+    return p != null ? p.unpublish(proc, keys, info) : storeNotGiven();
   }
 
   @Override
@@ -817,6 +883,14 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     if (l != null) {
       l.close();
     }
-    data.close();
+    DataService d = data;
+    if (d != null) {
+      d.close();
+    }
+  }
+
+  private static <T> CompletionStage<T> storeNotGiven() {
+    return CompletableFuture.failedFuture(
+        new PmixException(Status.ERR_NOT_AVAILABLE, "the launcher's data store is not up yet"));
   }
 }

@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import io.pmix.dataserver.DataStoreOptions;
-import io.pmix.dataserver.LocalDataService;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.ServerSnapshot;
@@ -98,10 +97,19 @@ public final class TestingPmixServer implements AutoCloseable {
     }
     b.configure.accept(ob);
     ServerOptions options = ob.build();
-    this.host = new SingleNodeHost(options.hostname(), LocalDataService.create(b.storeOptions));
+    // As pmixrun: the embedded store runs on the server's progress thread.
+    this.host = SingleNodeHost.storeOnServerThread(options.hostname());
     try {
       this.server = PMIxServer.init(host, options);
     } catch (RuntimeException e) {
+      host.close();
+      deleteTree(tmpdir);
+      throw e;
+    }
+    try {
+      host.storeOn(server, b.storeOptions);
+    } catch (RuntimeException e) {
+      server.close();
       host.close();
       deleteTree(tmpdir);
       throw e;
