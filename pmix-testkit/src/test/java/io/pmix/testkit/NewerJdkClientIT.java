@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -26,7 +27,8 @@ import org.junit.jupiter.api.Timeout;
  * store's locks load pmix-java's native library with {@code System.load}, a restricted method) a
  * rank prints no JVM warning at all; without it, only the JVM's notice of that restricted call. Before, pmix-common itself unmapped through {@code sun.misc.Unsafe.invokeCleaner},
  * and JDK 24+ printed "terminally deprecated" warnings naming our class in every rank's stderr.
- * Fails rather than skips under CI when no such JDK is found.
+ * And pmixrun's own JVM on such a JDK prints no warning either. Fails rather than skips under CI
+ * when no such JDK is found.
  */
 @Timeout(120)
 class NewerJdkClientIT {
@@ -53,6 +55,20 @@ class NewerJdkClientIT {
             .filter(w -> w.contains("io.pmix") || w.contains("Unsafe"))
             .toList();
     assertEquals(List.of(), ours, plain.describe());
+  }
+
+  @Test
+  void pmixrunOnANewJdkPrintsNoWarning() throws IOException {
+    // pmixrun's own JVM on that JDK (JAVA_HOME): the server loads Netty's epoll transport and
+    // pmix-java's native library, restricted calls that pmixrun's JVM options allow. The first
+    // run on that JDK also makes its class-data sharing archive.
+    Path jdk = newestJdk(24);
+    PmixRunProcess p =
+        PmixRunProcess.run(Duration.ofSeconds(90), List.of(), Map.of("JAVA_HOME", jdk.toString()),
+            "-n", "2", "--timeout", "60", "--", "/bin/sh", "-c", "echo rank $PMIX_RANK");
+    assertEquals(0, p.exit(), p::describe);
+    assertEquals(2, p.stdout().lines().filter(l -> l.startsWith("rank ")).count(), p::describe);
+    assertEquals(List.of(), warnings(p), p.describe());
   }
 
   /** A line of the JVM's notice that a restricted method ran without native access (JEP 472). */
