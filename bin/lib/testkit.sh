@@ -108,7 +108,7 @@ testkit_snapshot() {
 # loadLibrary, restricted methods from JDK 24 on (JEP 472), which otherwise print four warning
 # lines at every run; JDK 17 knows the option too (no start-up cost measured: 214 and 209 ms).
 pmixrun_jvm_flags() {
-  pmixrun_flags="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto --enable-native-access=ALL-UNNAMED"
+  pmixrun_flags="-XX:+UseSerialGC -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED"
   case " ${PMIXRUN_JAVA_OPTS:-} " in
     *Tiered* | *CICompilerCount* | *' -Xint '* | *' -Xcomp '*) ;;
     *) pmixrun_flags="$pmixrun_flags -XX:CICompilerCount=1" ;;
@@ -118,16 +118,19 @@ pmixrun_jvm_flags() {
 # pmixrun_cds CP: sets cds_flags to the JVM options that make pmixrun's JVM start from a
 # class-data sharing archive of the classes a job loads (JDK 17's dynamic AppCDS; measured on a
 # 2-core machine: a job's fixed cost 0.32 -> 0.17 s, a C client's PMIx_Init at -n 8 60 -> 35 ms,
-# docs/architecture.md "Start-up of pmixrun"). The archive is made by a training job of two Java
+# docs/architecture.md "Start-up of pmixrun"); on a JDK that has them (25 and later), an AOT cache
+# instead (JEPs 483, 514, 515: the classes linked too, and the training's method profiles): the
+# fixed cost 243 ms with a dynamic archive on JDK 25, 203 ms with the AOT cache (JDK 17 with its
+# archive: 223 ms). The archive is made by a training job of two Java
 # demo clients, the first time pmixrun runs, in pmix-testkit/target/cds/ (repository) or the
 # distribution's cds/, else ${XDG_CACHE_HOME:-~/.cache}/pmix-java/cds when that is not writable.
-# One archive per class path (its name hashes CP: bench-server's copy has its own), made again when
-# the java binary or an entry of CP is newer than it (a rebuilt jar, an updated JDK; the JVM also
-# ignores, silently, an archive whose jars or JVM differ). A failed training is remembered until
-# one of them changes. PMIXRUN_CDS=0 turns it off. Empty cds_flags: no archive.
+# One archive per class path and java (its name hashes both: bench-server's copy has its own),
+# made again when the java binary or an entry of CP is newer than it (a rebuilt jar, an updated
+# JDK; the JVM also ignores, silently, an archive whose jars or JVM differ). A failed training is
+# remembered until one of them changes. PMIXRUN_CDS=0 turns it off. Empty cds_flags: no archive.
 # Cost per run: one cksum process; the freshness checks are shell built-ins.
 pmixrun_cds() {
-  local cp="$1" dir key archive e f java_bin stale
+  local cp="$1" dir key base archive e f java_bin stale
   cds_flags=""
   [ "${PMIXRUN_CDS:-1}" = 0 ] && return 0
   if [ -n "$pmix_dist_lib" ]; then dir="$pmix_dist_lib/../cds"; else dir="$testkit_target/cds"; fi
@@ -138,7 +141,10 @@ pmixrun_cds() {
   java_bin="$(command -v "$java_cmd" || true)"
   key=$(printf '%s\n%s\n' "$java_bin" "$cp" | cksum)
   key="${key%% *}"
-  archive="$dir/pmixrun-$key.jsa"
+  base="$dir/pmixrun-$key"
+  # The archive made last for this java and class path: an AOT cache or a dynamic archive.
+  archive="$base.jsa"
+  [ -s "$base.aot" ] && archive="$base.aot"
   # The newest of what the archive depends on, against the archive (or the failure marker).
   _pmix_stale() {
     local IFS=: e f
@@ -149,32 +155,51 @@ pmixrun_cds() {
     done
     return 1
   }
+  # A training job of its own (JVM options: $@), outside any PMIx environment this pmixrun was
+  # started in; output discarded. Its module options must be pmixrun_jvm_flags' (an AOT cache
+  # made without --enable-native-access is refused by a JVM run with it).
+  _pmix_train() {
+    env $(compgen -e | grep '^PMIX_' | sed 's/^/-u /') \
+      "$java_cmd" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED \
+      -XX:-UsePerfData "$@" \
+      "-Djava.io.tmpdir=${PMIX_SERVER_TMPDIR:-${TMPDIR:-/tmp}}" \
+      -cp "$cp" io.pmix.testkit.PmixRun -n 2 --timeout 60 -- \
+      "$java_cmd" -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp "$cp" \
+      io.pmix.testkit.demo.JavaDemoClient \
+      > /dev/null 2>&1
+  }
   stale=0
   if [ -s "$archive" ]; then
     _pmix_stale "$archive" && stale=1
-  elif [ ! -e "$archive.failed" ] || _pmix_stale "$archive.failed"; then
+  elif [ ! -e "$base.failed" ] || _pmix_stale "$base.failed"; then
     stale=1
   fi
   if [ "$stale" = 1 ]; then
-    rm -f "$archive.failed"
+    rm -f "$base.failed"
     [ -t 2 ] && echo "pmixrun: making a class-data sharing archive for faster starts (once per build)" >&2
-    # A job of its own, outside any PMIx environment this pmixrun was started in.
-    if env $(compgen -e | grep '^PMIX_' | sed 's/^/-u /') \
-        "$java_cmd" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xshare:auto -XX:-UsePerfData \
-        "-XX:ArchiveClassesAtExit=$archive.$$" -Xlog:cds=off -Xlog:cds+dynamic=off \
-        "-Djava.io.tmpdir=${PMIX_SERVER_TMPDIR:-${TMPDIR:-/tmp}}" \
-        -cp "$cp" io.pmix.testkit.PmixRun -n 2 --timeout 60 -- \
-        "$java_cmd" -XX:TieredStopAtLevel=1 -XX:-UsePerfData -cp "$cp" \
-        io.pmix.testkit.demo.JavaDemoClient \
-        > /dev/null 2>&1 && [ -s "$archive.$$" ]; then
-      # A JVM still mapping the old archive keeps its mapping.
-      mv -f "$archive.$$" "$archive"
+    # An AOT cache where java has them (JDK 25: -XX:AOTCacheOutput trains and writes it in one
+    # run; an older JVM refuses the option at once), else a dynamic archive. A JVM still mapping
+    # the old file keeps its mapping when the new one replaces it.
+    if _pmix_train "-XX:AOTCacheOutput=$base.aot.$$" && [ -s "$base.aot.$$" ]; then
+      mv -f "$base.aot.$$" "$base.aot"
+      rm -f "$base.jsa"
+      archive="$base.aot"
+    elif rm -f "$base.aot.$$" && _pmix_train -Xshare:auto "-XX:ArchiveClassesAtExit=$base.jsa.$$" \
+        -Xlog:cds=off -Xlog:cds+dynamic=off && [ -s "$base.jsa.$$" ]; then
+      mv -f "$base.jsa.$$" "$base.jsa"
+      rm -f "$base.aot"
+      archive="$base.jsa"
     else
-      rm -f "$archive.$$" "$archive"
-      : > "$archive.failed"
+      rm -f "$base.jsa.$$" "$base.aot" "$base.jsa"
+      : > "$base.failed"
       [ -t 2 ] && echo "pmixrun: the archive could not be made; starting without it" >&2
     fi
   fi
-  [ -s "$archive" ] && cds_flags="-XX:SharedArchiveFile=$archive -Xlog:cds=off -Xlog:cds+dynamic=off"
+  if [ -s "$archive" ]; then
+    case "$archive" in
+      *.aot) cds_flags="-XX:AOTCache=$archive -Xlog:aot=off -Xlog:cds=off" ;;
+      *) cds_flags="-XX:SharedArchiveFile=$archive -Xlog:cds=off -Xlog:cds+dynamic=off" ;;
+    esac
+  fi
   return 0
 }

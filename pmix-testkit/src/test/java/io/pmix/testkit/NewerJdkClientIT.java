@@ -2,6 +2,7 @@ package io.pmix.testkit;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
@@ -69,6 +70,35 @@ class NewerJdkClientIT {
     assertEquals(0, p.exit(), p::describe);
     assertEquals(2, p.stdout().lines().filter(l -> l.startsWith("rank ")).count(), p::describe);
     assertEquals(List.of(), warnings(p), p.describe());
+  }
+
+  @Test
+  void pmixrunOnJdk25StartsFromAnAotCacheItMadeItself() throws IOException {
+    // JDK 25's AOT cache (JEPs 483, 514, 515) replaces the dynamic archive there. The JVM drops
+    // a cache silently when its options differ from the training's (native access, say), so the
+    // second run logs the cache's errors: there must be none, and the cache must be mapped.
+    Path jdk = newestJdk(25);
+    Path cds = Path.of(System.getProperty("basedir", ".")).resolve("target/cds");
+    PmixRunProcess first =
+        PmixRunProcess.run(Duration.ofSeconds(90), List.of(), Map.of("JAVA_HOME", jdk.toString()),
+            "-n", "1", "--", "/bin/true");
+    assertEquals(0, first.exit(), first::describe);
+    try (Stream<Path> s = Files.list(cds)) {
+      assertTrue(
+          s.anyMatch(f -> f.getFileName().toString().matches("pmixrun-[0-9]+\\.aot")),
+          "no AOT cache in " + cds);
+    }
+    PmixRunProcess second =
+        PmixRunProcess.run(Duration.ofSeconds(90), List.of(),
+            Map.of("JAVA_HOME", jdk.toString(), "PMIXRUN_JAVA_OPTS",
+                "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir") + " -Xlog:aot=info"),
+            "-n", "1", "--", "/bin/true");
+    assertEquals(0, second.exit(), second::describe);
+    String log = second.stdout() + second.stderr();
+    assertEquals(
+        List.of(), log.lines().filter(l -> l.contains("[error]")).toList(), second.describe());
+    assertTrue(log.contains("Opened AOT cache"), second.describe());
+    assertTrue(log.contains("full module graph: enabled"), second.describe());
   }
 
   /** A line of the JVM's notice that a restricted method ran without native access (JEP 472). */
