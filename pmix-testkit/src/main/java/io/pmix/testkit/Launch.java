@@ -16,10 +16,15 @@ import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -1027,13 +1032,64 @@ final class Launch {
     return l;
   }
 
+  /**
+   * Signals the ranks all at once, then what they started. One rank signalled after another, each
+   * after a scan of the process table for its descendants, let a survivor see an earlier rank's
+   * death (a collective failing with PARTIAL_SUCCESS, say) and act on it, finalize even, before
+   * its own signal came: a job stopped by its timeout must not go on doing things in between.
+   */
   private void killRanks(List<Integer> ranks, boolean[] killed, boolean force) {
+    List<Process> targets = new ArrayList<>();
     for (int r : ranks) {
       if (procs[r].isAlive()) {
         killed[r] = true;
-        destroyTree(procs[r], force);
+        targets.add(procs[r]);
       }
     }
+    if (targets.isEmpty()) {
+      return;
+    }
+    // Collected first: once a rank is gone, what it started is no longer ours to find.
+    List<ProcessHandle> kids = descendantsOf(targets);
+    for (Process p : targets) {
+      if (force) {
+        p.destroyForcibly();
+      } else {
+        p.destroy();
+      }
+    }
+    for (ProcessHandle h : kids) {
+      boolean unused = force ? h.destroyForcibly() : h.destroy();
+    }
+  }
+
+  /** The live descendants of {@code roots}, from one walk of the process table. */
+  static List<ProcessHandle> descendantsOf(List<Process> roots) {
+    Map<Long, List<ProcessHandle>> children = new HashMap<>();
+    ProcessHandle.allProcesses()
+        .forEach(
+            h -> {
+              Optional<ProcessHandle> parent = h.parent();
+              if (parent.isPresent()) {
+                children.computeIfAbsent(parent.get().pid(), k -> new ArrayList<>()).add(h);
+              }
+            });
+    List<ProcessHandle> out = new ArrayList<>();
+    Set<Long> seen = new HashSet<>();
+    ArrayDeque<Long> todo = new ArrayDeque<>();
+    for (Process p : roots) {
+      todo.add(p.pid());
+      seen.add(p.pid());
+    }
+    while (!todo.isEmpty()) {
+      for (ProcessHandle c : children.getOrDefault(todo.poll(), List.of())) {
+        if (seen.add(c.pid())) { // a pid reused while the table was read cannot loop
+          out.add(c);
+          todo.add(c.pid());
+        }
+      }
+    }
+    return out;
   }
 
   /** Signals a process and everything it started (SIGKILL if {@code force}, else SIGTERM). */
