@@ -1046,11 +1046,16 @@ final class Launch {
         targets.add(procs[r]);
       }
     }
-    if (targets.isEmpty()) {
-      return;
+    if (!targets.isEmpty()) {
+      signal(targets, descendantsOf(targets), force);
     }
-    // Collected first: once a rank is gone, what it started is no longer ours to find.
-    List<ProcessHandle> kids = descendantsOf(targets);
+  }
+
+  /**
+   * Signals {@code targets}, then {@code kids} (collected before: once a process is gone, what
+   * it started is no longer ours to find): SIGKILL if {@code force}, else SIGTERM.
+   */
+  private static void signal(List<Process> targets, List<ProcessHandle> kids, boolean force) {
     for (Process p : targets) {
       if (force) {
         p.destroyForcibly();
@@ -1094,16 +1099,7 @@ final class Launch {
 
   /** Signals a process and everything it started (SIGKILL if {@code force}, else SIGTERM). */
   static void destroyTree(Process p, boolean force) {
-    // Descendants first collected: once the child is gone they are no longer ours to find.
-    List<ProcessHandle> kids = p.descendants().toList();
-    if (force) {
-      p.destroyForcibly();
-    } else {
-      p.destroy();
-    }
-    for (ProcessHandle h : kids) {
-      boolean unused = force ? h.destroyForcibly() : h.destroy();
-    }
+    signal(List.of(p), p.descendants().toList(), force);
   }
 
   /** The server's view once it has seen every process of the job go. */
