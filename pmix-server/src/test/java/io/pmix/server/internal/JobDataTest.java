@@ -1,6 +1,7 @@
 package io.pmix.server.internal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
@@ -9,10 +10,15 @@ import io.pmix.common.Keys;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The REQ reply body is packed once per wire format and then reused unchanged. */
+/**
+ * The REQ reply body is packed once per wire format and then reused unchanged; the locality
+ * derived for each rank.
+ */
 class JobDataTest {
   private static List<Info> job(int n) {
     return List.of(
@@ -46,5 +52,30 @@ class JobDataTest {
     byte[] four = build(4).replyBody(WireFormat.DEFAULT);
     byte[] five = build(5).replyBody(WireFormat.DEFAULT);
     assertFalse(Arrays.equals(four, five));
+  }
+
+  @Test
+  void eachRanksLocalAndNodeRankIsItsPlaceAmongItsNodesRanks() {
+    // Ranks dealt round-robin over two nodes: a rank's place on its node is not its own number.
+    JobData d =
+        JobData.build(
+            List.of(
+                Info.of(Keys.NODE_MAP.name(), "pmix[a,b]"),
+                Info.of(Keys.PROC_MAP.name(), "raw:4,0,2;3,1")),
+            3,
+            List.of(),
+            "a",
+            null);
+    int[] node = {0, 1, 0, 1, 0};
+    int[] place = {0, 0, 1, 1, 2};
+    for (int r = 0; r < 5; r++) {
+      Map<String, Value> v = new HashMap<>();
+      for (Value.KVal kv : d.perRank.get(r)) {
+        v.put(kv.key(), kv.value());
+      }
+      assertEquals(node[r] == 0 ? "a" : "b", v.get(Keys.HOSTNAME.name()).asString(), "rank " + r);
+      assertEquals(place[r], v.get(Keys.LOCAL_RANK.name()).asLong(), "local rank of " + r);
+      assertEquals(place[r], v.get(Keys.NODE_RANK.name()).asLong(), "node rank of " + r);
+    }
   }
 }
