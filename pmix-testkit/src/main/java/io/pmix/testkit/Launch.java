@@ -9,6 +9,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerSnapshot;
+import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -49,6 +50,9 @@ final class Launch {
   /** How long to wait, once every process has ended, for the server to see their sockets close. */
   private static final Duration SETTLE = Duration.ofSeconds(5);
 
+  /** What a rank that does not read our input reads instead. */
+  private static final File DEV_NULL = new File("/dev/null");
+
   /**
    * Where a job's output goes, and where its input comes from.
    *
@@ -59,6 +63,13 @@ final class Launch {
    * @param stdinToRank0 whether rank 0 reads this process's stdin (as under mpirun); otherwise
    *     every rank's stdin is empty
    * @param files where each rank's output is also written to files, or null
+   * @param standardStreams whether {@code stdout} and {@code stderr} are this process's standard
+   *     output and error: then, when nothing else needs the ranks' bytes (no tag, no capture, no
+   *     files), the ranks write to them directly, with no pipe and no pump thread per rank. The
+   *     JDK starts a process through a helper that closes, one by one, every descriptor it
+   *     inherited, and the launcher's ends of earlier ranks' pipes are inherited (the JDK does not
+   *     mark them close-on-exec), so with pipes starting N processes cost time quadratic in N:
+   *     2.2 ms more a process at 1,024 processes (docs/architecture.md, "Starting processes").
    */
   record Output(
       boolean capture,
@@ -66,18 +77,24 @@ final class Launch {
       @Nullable OutputStream stderr,
       boolean tag,
       boolean stdinToRank0,
-      @Nullable FileOutput files) {
+      @Nullable FileOutput files,
+      boolean standardStreams) {
     Output(
         boolean capture,
         @Nullable OutputStream stdout,
         @Nullable OutputStream stderr,
         boolean tag,
         boolean stdinToRank0) {
-      this(capture, stdout, stderr, tag, stdinToRank0, null);
+      this(capture, stdout, stderr, tag, stdinToRank0, null, false);
+    }
+
+    /** Whether the ranks write to this process's standard output and error themselves. */
+    boolean direct() {
+      return standardStreams && !capture && !tag && files == null && stdout != null && stderr != null;
     }
 
     static Output captureOnly() {
-      return new Output(true, null, null, false, false, null);
+      return new Output(true, null, null, false, false, null, false);
     }
 
     /**
@@ -396,8 +413,10 @@ final class Launch {
   /** The size of the whole job (n unless it spans nodes). */
   private final int jobSize;
   private final Process[] procs;
-  private final OutputPump[] outPumps;
-  private final OutputPump[] errPumps;
+  /** Each rank's pumps; null when the rank writes to our standard streams itself. */
+  private final @Nullable OutputPump[] outPumps;
+
+  private final @Nullable OutputPump[] errPumps;
   private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
   private final CompletableFuture<JobResult> done = new CompletableFuture<>();
   private final long startNanos;
@@ -566,8 +585,15 @@ final class Launch {
     env.putAll(app.env());
     if (rankOf[r] == 0 && spec.output().stdinToRank0()) {
       pb.redirectInput(ProcessBuilder.Redirect.INHERIT);
+    } else {
+      // Empty input, and no pipe for the launcher to hold (see Output.standardStreams).
+      pb.redirectInput(ProcessBuilder.Redirect.from(DEV_NULL));
     }
     Output o = spec.output();
+    if (o.direct()) {
+      pb.redirectOutput(ProcessBuilder.Redirect.INHERIT);
+      pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+    }
     OutputStream fileOut = null;
     OutputStream fileErr = null;
     if (o.files() != null) {
@@ -586,6 +612,12 @@ final class Launch {
       throw new IOException("cannot start " + app.argv().get(0) + ": " + e.getMessage(), e);
     }
     procs[r] = p;
+    final int rank = r;
+    CompletableFuture<Void> unused =
+        p.onExit().thenAccept(x -> events.add(new Exited(rank, x.exitValue())));
+    if (o.direct()) {
+      return;
+    }
     String tag = "[" + spec.nspace() + "," + (rankOf[r]) + "]";
     outPumps[r] =
         new OutputPump(
@@ -605,10 +637,6 @@ final class Launch {
             "pmix-testkit-err-" + spec.nspace() + "-" + (rankOf[r]));
     outPumps[r].start();
     errPumps[r].start();
-    p.getOutputStream().close(); // a child without our stdin sees end of input at once
-    final int rank = r;
-    CompletableFuture<Void> unused =
-        p.onExit().thenAccept(x -> events.add(new Exited(rank, x.exitValue())));
   }
 
   private static void closeQuietly(@Nullable OutputStream s) {
@@ -950,14 +978,21 @@ final class Launch {
     List<String> out = new ArrayList<>();
     List<String> err = new ArrayList<>();
     for (int r = 0; r < n; r++) {
+      OutputPump op = outPumps[r];
+      OutputPump ep = errPumps[r];
+      if (op == null || ep == null) {
+        out.add(""); // written by the rank itself (Output.direct), so not kept
+        err.add("");
+        continue;
+      }
       try {
-        outPumps[r].join(OutputPump.millisUntil(outputDeadline));
-        errPumps[r].join(OutputPump.millisUntil(outputDeadline));
+        op.join(OutputPump.millisUntil(outputDeadline));
+        ep.join(OutputPump.millisUntil(outputDeadline));
       } catch (InterruptedException ie) {
         Thread.currentThread().interrupt();
       }
-      out.add(outPumps[r].text());
-      err.add(errPumps[r].text());
+      out.add(op.text());
+      err.add(ep.text());
     }
 
     ServerSnapshot before = settledSnapshot();

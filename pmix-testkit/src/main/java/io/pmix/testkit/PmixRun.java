@@ -210,8 +210,10 @@ public final class PmixRun {
       if (nested != null) {
         nested.barrier(); // every node's server is up and can answer the others
       }
-      // The children's output goes through System.out/err: the pumps lock the stream for each
-      // write, as println does, so pmixrun's messages never land inside a child's line.
+      // The children write to our standard output and error themselves unless their output is
+      // tagged or also written to files (Launch.Output.standardStreams); then it goes through
+      // System.out/err, the pumps locking the stream for each write, as println does, so
+      // pmixrun's messages never land inside a child's forwarded chunk.
       OutputStream out = System.out;
       OutputStream errOut = System.err;
       String nspace = prefix + "@1";
@@ -284,7 +286,7 @@ public final class PmixRun {
                     apps,
                     slurmEnv,
                     exports,
-                    new Launch.Output(false, out, errOut, o.tagOutput(), false, files(o, seq)),
+                    new Launch.Output(false, out, errOut, o.tagOutput(), false, files(o, seq), true),
                     o.timeout());
             Launch c;
             try {
@@ -323,7 +325,7 @@ public final class PmixRun {
               slurm,
               Map.of(),
               o.timeout(),
-              new Launch.Output(false, out, errOut, o.tagOutput(), true, files(o, 1)),
+              new Launch.Output(false, out, errOut, o.tagOutput(), true, files(o, 1), true),
               List.of(),
               null,
               nested == null

@@ -302,6 +302,34 @@ class PmixRunIT {
   }
 
   /**
+   * Untagged, a rank writes to pmixrun's own standard output and error and reads an empty input
+   * unless it is rank 0 (which reads pmixrun's): no pipe and no pump thread per rank, whose ends
+   * in pmixrun made each later start slower (docs/architecture.md, "Starting processes");
+   * tagged, its output goes through pmixrun.
+   */
+  @Test
+  void untaggedRanksWriteToPmixrunsOwnStreams() throws IOException {
+    // $$: the shell's own descriptors (a command substitution's output is a pipe of its own).
+    String show = "echo \"rank $PMIX_RANK in $(readlink /proc/$$/fd/0) out $(readlink /proc/$$/fd/1)"
+        + " err $(readlink /proc/$$/fd/2)\"";
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, "-n", "2", "--", "sh", "-c", show);
+    assertEquals(0, p.exit(), p::describe);
+    String out = p.out.toRealPath().toString();
+    String err = p.dir.resolve("stderr").toRealPath().toString();
+    for (int r = 0; r < 2; r++) {
+      assertTrue(p.stdout().contains("rank " + r + " in /dev/null out " + out + " err " + err),
+          p::describe);
+    }
+    PmixRunProcess tagged = PmixRunProcess.run(LIMIT, "-n", "2", "--tag-output", "--", "sh", "-c",
+        show);
+    assertEquals(0, tagged.exit(), tagged::describe);
+    for (int r = 0; r < 2; r++) {
+      assertTrue(tagged.stdout().matches("(?s).*,"+ r + "\\]<stdout>: rank " + r
+          + " in /dev/null out pipe:\\[\\d+\\] err pipe:\\[\\d+\\].*"), tagged::describe);
+    }
+  }
+
+  /**
    * Issue #18: with TMPDIR set, pmixrun makes its files there, where a C tool attaching by pid
    * ({@code pps --pid}: PMIX_SERVER_PIDINFO) searches; nothing of it remains after it ends.
    */
