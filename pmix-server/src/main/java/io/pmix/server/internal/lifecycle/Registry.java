@@ -11,6 +11,7 @@ import io.pmix.server.internal.modex.ProcData;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,16 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Registry {
   private final List<@Nullable Peer> slots = new ArrayList<>();
+
+  /**
+   * Each rank's peers in the slots, in slot order: a finalize asks whether its rank has another
+   * live process, and a scan of every slot there made a job's finalizes quadratic in its size.
+   */
+  private final Map<RankInfo, List<Peer>> byRank = new IdentityHashMap<>();
+
+  /** Every slot below it is taken: a job's connects fill the slots without scanning them. */
+  private int lowestFree;
+
   private final Map<String, Namespace> namespaces = new LinkedHashMap<>();
 
   /** Told of the data the host delivered for a process (the shared-memory stores). */
@@ -166,13 +177,8 @@ public final class Registry {
 
   /** The peers serving {@code info} in the slots, in slot order (a copy). */
   public List<Peer> peersOf(RankInfo info) {
-    List<Peer> out = new ArrayList<>();
-    for (Peer p : slots) {
-      if (p != null && p.info() == info) {
-        out.add(p);
-      }
-    }
-    return out;
+    List<Peer> held = byRank.get(info);
+    return held == null ? new ArrayList<>() : new ArrayList<>(held);
   }
 
   /** Whether {@code p} still occupies its slot (it has not been freed). */
@@ -189,13 +195,26 @@ public final class Registry {
   Peer place(
       Channel ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
       String version) {
-    int index = slots.indexOf(null);
-    if (index < 0) {
-      index = slots.size();
+    int index = lowestFree;
+    while (index < slots.size() && slots.get(index) != null) {
+      index++;
+    }
+    if (index == slots.size()) {
       slots.add(null);
     }
+    lowestFree = index + 1;
     Peer peer = new Peer(index, ch, ns, info, role, format, version);
     slots.set(index, peer);
+    List<Peer> ofRank = byRank.get(info);
+    if (ofRank == null) { // not computeIfAbsent: no lambda on a connect's path ("First requests")
+      ofRank = new ArrayList<>(1);
+      byRank.put(info, ofRank);
+    }
+    int at = ofRank.size();
+    while (at > 0 && ofRank.get(at - 1).index() > index) {
+      at--;
+    }
+    ofRank.add(at, peer);
     return peer;
   }
 
@@ -203,6 +222,14 @@ public final class Registry {
   void vacate(Peer p) {
     if (holds(p)) {
       slots.set(p.index(), null);
+      lowestFree = Math.min(lowestFree, p.index());
+      List<Peer> ofRank = byRank.get(p.info());
+      if (ofRank != null) {
+        ofRank.remove(p);
+        if (ofRank.isEmpty()) {
+          byRank.remove(p.info());
+        }
+      }
     }
   }
 }
