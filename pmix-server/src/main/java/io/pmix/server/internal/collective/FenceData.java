@@ -15,9 +15,11 @@ import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Registry;
 import io.pmix.server.internal.modex.ProcData;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The data a collecting fence exchanges with the host (docs/commands.md §7.1): this node's
@@ -47,6 +49,7 @@ final class FenceData {
     WireBuffer node = WireBuffer.allocate();
     PmixWriter w = new PmixWriter(node, WireFormat.DEFAULT);
     w.packByteEnum(DataType.BYTE, FLAG_NATIVE);
+    List<Map.Entry<String, Integer>> space = rankSpace(t);
     for (Proc p : t.arrivedProcs()) {
       Namespace ns = registry.namespace(p.nspace());
       ProcData d = ns == null ? null : ns.data().proc(p.rank());
@@ -55,7 +58,7 @@ final class FenceData {
       }
       WireBuffer rb = WireBuffer.allocate();
       PmixWriter rw = new PmixWriter(rb, WireFormat.DEFAULT);
-      rw.packRank(relativeRank(t, p));
+      rw.packRank(relativeRank(space, p));
       d.remote().forEach((k, v) -> rw.pack(new Value.KVal(ProcData.wireKey(k), v)));
       w.pack(Value.of(rb.toByteArray()));
     }
@@ -71,6 +74,7 @@ final class FenceData {
   void store(FenceTracker t, byte[] bytes) {
     PmixReader r = new PmixReader(WireBuffer.wrap(bytes), WireFormat.DEFAULT, limits);
     Map<Proc, List<Value.KVal>> parsed = new LinkedHashMap<>();
+    List<Map.Entry<String, Integer>> space = rankSpace(t);
     while (r.hasRemaining()) {
       byte[] nodeBlob = r.unpackOne(DataType.BYTE_OBJECT).asBytes();
       PmixReader nr = new PmixReader(WireBuffer.wrap(nodeBlob), WireFormat.DEFAULT, limits);
@@ -92,7 +96,7 @@ final class FenceData {
         PmixReader rr =
             new PmixReader(WireBuffer.wrap(rankBlob), WireFormat.DEFAULT, limits);
         int rel = rr.unpackRank();
-        Proc p = absoluteProc(t, rel);
+        Proc p = absoluteProc(space, rel);
         List<Value.KVal> kvs = parsed.computeIfAbsent(p, x -> new ArrayList<>());
         while (rr.hasRemaining()) {
           if (keyMap) {
@@ -115,11 +119,15 @@ final class FenceData {
     }
   }
 
-  /** The namespaces of a fence in relative-rank order, with their sizes (-1: not known). */
+  /**
+   * The namespaces of a fence in relative-rank order, with their sizes (-1: not known); made once
+   * per fence (a fence naming its N processes one by one would otherwise make it N times).
+   */
   private List<Map.Entry<String, Integer>> rankSpace(FenceTracker t) {
     List<Map.Entry<String, Integer>> out = new ArrayList<>();
+    Set<String> seen = new HashSet<>();
     for (Proc p : t.procs()) {
-      if (out.stream().anyMatch(e -> e.getKey().equals(p.nspace()))) {
+      if (!seen.add(p.nspace())) {
         continue;
       }
       Namespace ns = registry.namespace(p.nspace());
@@ -129,9 +137,9 @@ final class FenceData {
     return out;
   }
 
-  private int relativeRank(FenceTracker t, Proc p) {
+  private static int relativeRank(List<Map.Entry<String, Integer>> space, Proc p) {
     int offset = 0;
-    for (Map.Entry<String, Integer> e : rankSpace(t)) {
+    for (Map.Entry<String, Integer> e : space) {
       if (e.getKey().equals(p.nspace())) {
         return offset + p.rank();
       }
@@ -140,8 +148,7 @@ final class FenceData {
     return p.rank();
   }
 
-  private Proc absoluteProc(FenceTracker t, int rel) {
-    List<Map.Entry<String, Integer>> space = rankSpace(t);
+  private static Proc absoluteProc(List<Map.Entry<String, Integer>> space, int rel) {
     int r = rel;
     for (int i = 0; i < space.size(); i++) {
       Map.Entry<String, Integer> e = space.get(i);
