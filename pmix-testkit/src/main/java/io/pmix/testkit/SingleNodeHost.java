@@ -132,11 +132,15 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SingleNodeHost.class.getName());
 
   /**
-   * What a launcher learns about one of its jobs, and what it is asked to do to it. Called on a
-   * thread of its own once the requester's answer is on its way.
+   * What a launcher learns about one of its jobs, and what it is asked to do to it. The job
+   * control calls come on a thread of their own once the requester's answer is on its way; every
+   * call only queues the work, never blocks.
    */
   interface JobListener {
-    /** A process of the job called {@code PMIx_Abort}; the answer to it is already on its way. */
+    /**
+     * A process of the job called {@code PMIx_Abort}; called before the caller's answer goes, so
+     * that the abort is queued ahead of the caller's exit.
+     */
     void aborted(Proc caller, Status status, @Nullable String message, List<Proc> targets);
 
     /**
@@ -227,7 +231,7 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
     /**
      * A process of this node called PMIx_Abort for {@code procs} (empty: its whole job): the
      * other nodes' processes among them are to be ended too. Called after this node's own
-     * processes were told to end.
+     * processes were told to end, before the caller's answer goes; must not block.
      */
     void abort(Proc caller, Status status, @Nullable String message, List<Proc> procs);
 
@@ -504,23 +508,21 @@ public final class SingleNodeHost implements HostModule, AutoCloseable {
           proc, status, message);
       return CompletableFuture.completedFuture(null);
     }
-    CompletableFuture<Void> answer = CompletableFuture.completedFuture(null);
     OtherNodes others = otherNodes;
-    // The caller gets its answer first; the launcher then kills (on another thread).
-    CompletableFuture<Void> unused =
-        CompletableFuture.runAsync(
-                () -> {
-                  j.listener().aborted(proc, status, message, procs);
-                  if (others != null) {
-                    others.abort(proc, status, message, procs);
-                  }
-                })
-        .exceptionally(
-            e -> {
-              LOG.log(Level.ERROR, "abort handling failed", e);
-              return null;
-            });
-    return answer;
+    // Both only queue their work (the launcher's job thread kills; the other nodes are told
+    // asynchronously), so they are done before the caller has its answer: queued on another
+    // thread instead, the abort could reach the job thread after the caller, answered, had
+    // exited, and the job ended as a plain failure (seen in NestedIT: no abort reported, the
+    // other nodes' fences failed instead of being ended).
+    try {
+      j.listener().aborted(proc, status, message, procs);
+      if (others != null) {
+        others.abort(proc, status, message, procs);
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.ERROR, "abort handling failed", e);
+    }
+    return CompletableFuture.completedFuture(null);
   }
 
   @Override
