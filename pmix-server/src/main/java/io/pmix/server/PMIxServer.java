@@ -396,8 +396,20 @@ public final class PMIxServer implements AutoCloseable {
    *     the status as for {@link #registerNspace}
    */
   public Status deregisterClient(Proc proc) {
+    return blocking(deregisterClientAsync(proc));
+  }
+
+  /**
+   * {@link #deregisterClient} without waiting: a launcher deregistering a whole job's ranks
+   * submits them all and then waits, so the progress thread takes them in one go rather than one
+   * hand-off each.
+   *
+   * @return completes with {@code PMIX_SUCCESS} (where {@link #deregisterClient} returns {@code
+   *     PMIX_OPERATION_SUCCEEDED}) or the failure it returns
+   */
+  public CompletionStage<Status> deregisterClientAsync(Proc proc) {
     requireNonNull(proc, "proc");
-    return blocking(submit(c -> c.deregisterClient(proc)));
+    return submit(c -> c.deregisterClient(proc));
   }
 
   /**

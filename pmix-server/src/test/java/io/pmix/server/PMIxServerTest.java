@@ -78,6 +78,31 @@ class PMIxServerTest {
             "c", 1, List.of(Info.of(Keys.NODE_MAP, Value.of("x,y")), Info.of(Keys.PROC_MAP, Value.of("0")))));
   }
 
+  @Test
+  void deregisterClientBlockingAndAsync() throws Exception {
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace("d", 3, job(3)));
+    for (int r = 0; r < 3; r++) {
+      assertEquals(Status.OPERATION_SUCCEEDED, server.registerClient(Proc.of("d", r), 1, 1));
+    }
+    assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterClient(Proc.of("d", 0)));
+    assertEquals(
+        Status.SUCCESS,
+        server.deregisterClientAsync(Proc.of("d", 1)).toCompletableFuture().get(5, TimeUnit.SECONDS));
+    // Gone for good: a second deregistration, or one of a rank never registered, finds nothing.
+    for (int r : new int[] {0, 1, 7}) {
+      assertEquals(
+          Status.ERR_NOT_FOUND,
+          server.deregisterClientAsync(Proc.of("d", r)).toCompletableFuture().get(5, TimeUnit.SECONDS));
+    }
+    // The two deregistered ranks no longer count among the local processes.
+    assertEquals(1, server.snapshot().namespace("d").orElseThrow().nlocalprocs());
+    server.close();
+    assertEquals(
+        Status.ERR_NOT_AVAILABLE,
+        server.deregisterClientAsync(Proc.of("d", 2)).toCompletableFuture().get(5, TimeUnit.SECONDS));
+  }
+
   /** Runs a continuation that lands on the progress thread; returns that thread. */
   private Thread onProgressThread() throws Exception {
     for (int attempt = 0; attempt < 1000; attempt++) {

@@ -28,6 +28,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -1195,8 +1196,12 @@ final class Launch {
       registered = false;
     }
     if (!server.isShutdown()) {
+      // Submitted together: the progress thread runs its tasks in order, so the namespace's
+      // deregistration, waited for, comes after them. Their answers do not matter (NOT_FOUND:
+      // deregistered already, having never connected).
       for (int r = 0; r < n; r++) {
-        Status unused = server.deregisterClient(Proc.of(spec.nspace(), rankOf[r]));
+        CompletionStage<Status> unused =
+            server.deregisterClientAsync(Proc.of(spec.nspace(), rankOf[r]));
       }
       Status unused = server.deregisterNspace(spec.nspace());
     }

@@ -499,7 +499,9 @@ public final class PeerLifecycle {
     info.released();
     // The host says this local process is gone: it no longer counts in nlocalprocs.
     ns.rankDeparted(info.rank());
-    if (allLocalFinalized(ns)) {
+    // Once told, the host is not told again: no scan of the job's peers at each of the rest of a
+    // job's deregistrations (a launcher deregisters every rank at its end: quadratic before).
+    if (!ns.localAppFiniFired() && allLocalFinalized(ns)) {
       fireLocalAppFinalized(ns);
     }
     hostCalls.runEpilogs(List.copyOf(info.epilogs()));
