@@ -525,7 +525,9 @@ public final class PMIxServer implements AutoCloseable {
     // ds21,ds12,hash (or what ServerOptions#gds leaves) and the stores' base paths, as 4.2.2
     // (docs/gds.md §1); hash named, so a 5.0 client picks it over shmem2 (docs/transport.md §9.3).
     // Hash alone for a rank registered under a user that cannot read the stores.
-    env.putAll(onProgressThread(c -> c.gdsEnvironment(proc)));
+    ServerCore sc = core;
+    Map<String, String> gds = sc == null ? null : sc.gdsEnvironmentForAll();
+    env.putAll(gds != null ? gds : onProgressThread(c -> c.gdsEnvironment(proc)));
     env.put("PMIX_SERVER_TMPDIR", options.tmpdir().toString());
     env.put("PMIX_SYSTEM_TMPDIR", options.systemTmpdir().toString());
     env.put("PMIX_HOSTNAME", options.hostname());

@@ -236,6 +236,42 @@ class PMIxServerTest {
     }
   }
 
+  /**
+   * A launcher calls setupFork once per process while the progress thread serves the processes
+   * started before: it answers without waiting for that thread while every rank registered so
+   * far can read the stores (then the answer is the same for all).
+   */
+  @Test
+  void setupForkDoesNotWaitForABusyProgressThread() throws Exception {
+    server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerNspace("f", 2, job(2)));
+    int me = Launched.myUid();
+    assertEquals(Status.OPERATION_SUCCEEDED, server.registerClient(Proc.of("f", 0), me, me));
+    java.util.concurrent.CountDownLatch busy = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    server
+        .progressExecutor()
+        .execute(
+            () -> {
+              busy.countDown();
+              try {
+                release.await(); // a test holding the thread on purpose
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    try {
+      assertTrue(busy.await(10, TimeUnit.SECONDS));
+      CompletableFuture<Map<String, String>> env =
+          CompletableFuture.supplyAsync(() -> server.setupFork(Proc.of("f", 0)));
+      assertEquals("ds21,ds12,hash", env.get(10, TimeUnit.SECONDS).get("PMIX_GDS_MODULE"));
+      assertEquals("1", CompletableFuture.supplyAsync(() -> server.setupFork(Proc.of("f", 1)))
+          .get(10, TimeUnit.SECONDS).get("PMIX_RANK"));
+    } finally {
+      release.countDown();
+    }
+  }
+
   private static int port(PMIxServer s) {
     return Integer.parseInt(s.uri().substring(s.uri().lastIndexOf(':') + 1));
   }

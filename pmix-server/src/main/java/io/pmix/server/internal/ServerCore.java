@@ -112,6 +112,9 @@ public final class ServerCore {
   private final SnapshotBuilder snapshots;
   private final Map<Command, Route<?>> routes = new EnumMap<>(Command.class);
   private final SharedStores stores;
+
+  /** Set once a rank is registered under a user that cannot read the stores; never cleared. */
+  private volatile boolean someRankCannotReadStores;
   private final CompletableFuture<Void> storesClosed = new CompletableFuture<>();
   private final Map<Command, AtomicLong> requestCounts = new EnumMap<>(Command.class);
   private boolean stopping;
@@ -437,9 +440,23 @@ public final class ServerCore {
     }
     Status st = lifecycle.registerClient(proc, uid, gid, hostObject);
     if (st.equals(Status.SUCCESS)) {
+      if (!stores.environmentFor(uid).equals(stores.environment())) {
+        someRankCannotReadStores = true;
+      }
       storeJobDataOnceRegistered(proc.nspace());
     }
     return st;
+  }
+
+  /**
+   * What {@code setupFork} exports for any process's stores while no rank has been registered
+   * under a user that cannot read them (then the answer is the same for every process: {@link
+   * #gdsEnvironment()}), else null: ask {@link #gdsEnvironment(Proc)} on the progress thread. Any
+   * thread. A launcher calls {@code setupFork} once per process while the progress thread serves
+   * the processes started before; a hop to it for each one held the launcher up behind that work.
+   */
+  public @Nullable Map<String, String> gdsEnvironmentForAll() {
+    return someRankCannotReadStores ? null : stores.environment();
   }
 
   /**
