@@ -6,23 +6,31 @@
  * client under a ds21 server (mpirun, srun, prterun, pmixrun) pays it at every PMIx_Init.
  * JNA stays as the fallback where this library cannot be loaded (docs/architecture.md).
  *
- * Three groups of calls: the pthread locks of the gds stores (JniPthreads), mapping and unmapping
- * their segment files (NativeMaps), and one netlink sock_diag exchange (SockDiagCall: the server
- * asks the kernel who owns a connecting socket).
+ * Four groups of calls: the pthread locks of the gds stores (JniPthreads), mapping and unmapping
+ * their segment files (NativeMaps), one netlink sock_diag exchange (SockDiagCall: the server
+ * asks the kernel who owns a connecting socket), and the connector's socket and poll(2) loop
+ * (NativePoller: a fresh JVM's first Selector and SocketChannel cost a first init 20-30 ms).
  *
  * Every lock lives in a mapped lock segment shared with libpmix: Java hands us its address
  * (taken once from the direct buffer). Only timed forms take a lock, so a lock a dead process
  * left held fails after the deadline instead of hanging. Return values are the pthread calls'
  * error numbers (0 = success), as the Java side maps them to PMIx statuses.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jni.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -68,7 +76,7 @@ JNIEXPORT jint JNICALL JNI_NAME(abiVersion)(JNIEnv *env, jclass cls)
 {
     (void) env;
     (void) cls;
-    return 2;
+    return 3;
 }
 
 JNIEXPORT jlong JNICALL JNI_NAME(address0)(JNIEnv *env, jclass cls, jobject direct)
@@ -296,4 +304,232 @@ JNIEXPORT jint JNICALL Java_io_pmix_common_internal_gds_NativeMaps_unmap0(JNIEnv
         return EINVAL;
     }
     return 0 == munmap(a, (size_t) n) ? 0 : errno;
+}
+
+/*
+ * NativePoller: the connector's one TCP socket and its progress thread's wait, on plain file
+ * descriptors. Every descriptor is non-blocking and close-on-exec. Return values: >= 0 as each
+ * function says, -errno on failure, or one of the two codes below (outside errno's range).
+ */
+#define NP(name) Java_io_pmix_common_internal_connector_NativePoller_##name
+#define NP_WOULD_BLOCK (-0x10000)
+#define NP_NO_ADDRESS (-0x10001)
+
+/* An eventfd the loop polls and other threads write to wake it. */
+JNIEXPORT jint JNICALL NP(eventfd0)(JNIEnv *env, jclass cls)
+{
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    (void) env;
+    (void) cls;
+    return fd < 0 ? -errno : fd;
+}
+
+/* Wakes the loop; a full counter (EAGAIN) means it is awake already. */
+JNIEXPORT jint JNICALL NP(wake0)(JNIEnv *env, jclass cls, jint efd)
+{
+    uint64_t one = 1;
+    (void) env;
+    (void) cls;
+    if (write(efd, &one, sizeof(one)) < 0 && errno != EAGAIN) {
+        return -errno;
+    }
+    return 0;
+}
+
+/*
+ * One poll(2) over n descriptors (fds[0] the loop's eventfd, drained here when readable; a
+ * negative descriptor is skipped, as poll does), waiting timeoutMillis (-1: until one is ready).
+ * Fills revents; returns how many are ready (0 when a signal interrupted the wait).
+ */
+#define POLL_MAX 64
+JNIEXPORT jint JNICALL NP(poll0)(JNIEnv *env, jclass cls, jintArray fds, jshortArray events,
+                                 jshortArray revents, jint n, jint timeoutMillis)
+{
+    struct pollfd p[POLL_MAX];
+    jint f[POLL_MAX];
+    jshort ev[POLL_MAX];
+    jshort rev[POLL_MAX];
+    uint64_t drained;
+    int r, i;
+    (void) cls;
+    if (n <= 0 || n > POLL_MAX) {
+        return -EINVAL;
+    }
+    (*env)->GetIntArrayRegion(env, fds, 0, n, f);
+    (*env)->GetShortArrayRegion(env, events, 0, n, ev);
+    for (i = 0; i < n; i++) {
+        p[i].fd = f[i];
+        p[i].events = ev[i];
+        p[i].revents = 0;
+    }
+    r = poll(p, (nfds_t) n, timeoutMillis);
+    if (r < 0) {
+        return EINTR == errno ? 0 : -errno;
+    }
+    if (p[0].revents & POLLIN) {
+        (void) read(p[0].fd, &drained, sizeof(drained));
+    }
+    for (i = 0; i < n; i++) {
+        rev[i] = p[i].revents;
+    }
+    (*env)->SetShortArrayRegion(env, revents, 0, n, rev);
+    return r;
+}
+
+/*
+ * A non-blocking TCP connect to host (a literal IPv4 or IPv6 address, else a name resolved with
+ * getaddrinfo) and port, with TCP_NODELAY (requests are small and answered one by one). Puts the
+ * descriptor in out[0] and 1 in out[1] if connected already, 0 if in progress. Returns 0,
+ * -errno, or NP_NO_ADDRESS when the host does not resolve.
+ */
+JNIEXPORT jint JNICALL NP(connect0)(JNIEnv *env, jclass cls, jstring host, jint port,
+                                    jintArray out)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = 0;
+    struct addrinfo hints, *res = NULL;
+    const char *h;
+    jint o[2];
+    int fd, one = 1;
+    (void) cls;
+    if (port < 0 || port > 65535) {
+        return -EINVAL;
+    }
+    h = (*env)->GetStringUTFChars(env, host, NULL);
+    if (NULL == h) {
+        return -ENOMEM;
+    }
+    memset(&sa, 0, sizeof(sa));
+    if (1 == inet_pton(AF_INET, h, &((struct sockaddr_in *) &sa)->sin_addr)) {
+        ((struct sockaddr_in *) &sa)->sin_family = AF_INET;
+        ((struct sockaddr_in *) &sa)->sin_port = htons((uint16_t) port);
+        len = sizeof(struct sockaddr_in);
+    } else if (1 == inet_pton(AF_INET6, h, &((struct sockaddr_in6 *) &sa)->sin6_addr)) {
+        ((struct sockaddr_in6 *) &sa)->sin6_family = AF_INET6;
+        ((struct sockaddr_in6 *) &sa)->sin6_port = htons((uint16_t) port);
+        len = sizeof(struct sockaddr_in6);
+    } else {
+        memset(&hints, 0, sizeof(hints));
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        if (0 == getaddrinfo(h, NULL, &hints, &res) && NULL != res
+            && res->ai_addrlen <= sizeof(sa)) {
+            memcpy(&sa, res->ai_addr, res->ai_addrlen);
+            len = res->ai_addrlen;
+            if (AF_INET == sa.ss_family) {
+                ((struct sockaddr_in *) &sa)->sin_port = htons((uint16_t) port);
+            } else if (AF_INET6 == sa.ss_family) {
+                ((struct sockaddr_in6 *) &sa)->sin6_port = htons((uint16_t) port);
+            } else {
+                len = 0;
+            }
+        }
+        if (NULL != res) {
+            freeaddrinfo(res);
+        }
+    }
+    (*env)->ReleaseStringUTFChars(env, host, h);
+    if (0 == len) {
+        return NP_NO_ADDRESS;
+    }
+    fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -errno;
+    }
+    (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    o[0] = fd;
+    o[1] = 1;
+    if (connect(fd, (struct sockaddr *) &sa, len) < 0) {
+        if (EINPROGRESS != errno) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        o[1] = 0;
+    }
+    (*env)->SetIntArrayRegion(env, out, 0, 2, o);
+    return 0;
+}
+
+/* The outcome of a connect in progress, once poll says the socket is writable: 0 or -errno. */
+JNIEXPORT jint JNICALL NP(finishConnect0)(JNIEnv *env, jclass cls, jint fd)
+{
+    int err = 0;
+    socklen_t len = sizeof(err);
+    (void) env;
+    (void) cls;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0) {
+        return -errno;
+    }
+    return -err;
+}
+
+/*
+ * Reads up to len bytes into buf[off..]: how many (> 0), 0 at end of stream, NP_WOULD_BLOCK when
+ * none is there, or -errno. The array is pinned for the call only; the read does not block.
+ */
+JNIEXPORT jint JNICALL NP(read0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
+                                 jint len)
+{
+    jbyte *a;
+    ssize_t n;
+    int e;
+    (void) cls;
+    if (off < 0 || len < 0 || off > (*env)->GetArrayLength(env, buf) - len) {
+        return -EINVAL;
+    }
+    a = (*env)->GetPrimitiveArrayCritical(env, buf, NULL);
+    if (NULL == a) {
+        return -ENOMEM;
+    }
+    n = read(fd, a + off, (size_t) len);
+    e = errno;
+    (*env)->ReleasePrimitiveArrayCritical(env, buf, a, n > 0 ? 0 : JNI_ABORT);
+    if (n < 0) {
+        return (EAGAIN == e || EWOULDBLOCK == e) ? NP_WOULD_BLOCK : (EINTR == e ? NP_WOULD_BLOCK : -e);
+    }
+    return (jint) n;
+}
+
+/*
+ * Writes up to len bytes of buf[off..]: how many the socket took (0 when it takes none now), or
+ * -errno. MSG_NOSIGNAL: a peer gone is EPIPE here, not SIGPIPE for the whole process.
+ */
+JNIEXPORT jint JNICALL NP(write0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
+                                  jint len)
+{
+    jbyte *a;
+    ssize_t n;
+    int e;
+    (void) cls;
+    if (off < 0 || len < 0 || off > (*env)->GetArrayLength(env, buf) - len) {
+        return -EINVAL;
+    }
+    a = (*env)->GetPrimitiveArrayCritical(env, buf, NULL);
+    if (NULL == a) {
+        return -ENOMEM;
+    }
+    n = send(fd, a + off, (size_t) len, MSG_NOSIGNAL);
+    e = errno;
+    (*env)->ReleasePrimitiveArrayCritical(env, buf, a, JNI_ABORT);
+    if (n < 0) {
+        return (EAGAIN == e || EWOULDBLOCK == e || EINTR == e) ? 0 : -e;
+    }
+    return (jint) n;
+}
+
+/* Closes a descriptor: 0 or -errno (the descriptor is gone either way). */
+JNIEXPORT jint JNICALL NP(close0)(JNIEnv *env, jclass cls, jint fd)
+{
+    (void) env;
+    (void) cls;
+    return close(fd) < 0 ? -errno : 0;
+}
+
+/* The text of an error number, for exception messages. */
+JNIEXPORT jstring JNICALL NP(strerror0)(JNIEnv *env, jclass cls, jint err)
+{
+    char b[256];
+    (void) cls;
+    return (*env)->NewStringUTF(env, strerror_r(err, b, sizeof(b)));
 }

@@ -17,13 +17,15 @@ import org.junit.jupiter.api.Timeout;
  * What a Java client's first init loads, in a fresh JVM under {@code bin/pmixrun} (whose server
  * offers ds21, so the shared-memory reader is on the path too): a deterministic
  * proxy of its start-up time (issue #15; the time itself is {@code bin/bench-client}'s). The
- * connector runs on plain NIO and byte arrays, so no Netty class and no Guava collection may load,
- * and the classes taken from the class path stay far below the ~1,000 the Netty connector needed.
+ * connector runs on its own poll loop and byte arrays, so no Netty class and no Guava collection
+ * may load, and the classes taken from the class path stay far below the ~1,000 the Netty
+ * connector needed.
  * No record's generated {@code equals}, {@code hashCode} or {@code toString} may run either, in
  * the ranks or in pmixrun's server: the value types write theirs out (docs/architecture.md,
  * "Start-up of the client"). The ranks attach the ds21 store and lock it through pmix-java's own
- * native library, loading no JNA class, and link no lambda of the library (a class costs a fresh
- * JVM less than a lambda's first call).
+ * native library, loading no JNA class, connect and wait through it too, loading neither NIO's
+ * selector nor its socket channel, read small files without the JDK's file channels, and link
+ * no lambda of the library (a class costs a fresh JVM less than a lambda's first call).
  */
 @Timeout(120)
 class ClientStartupIT {
@@ -90,6 +92,14 @@ class ClientStartupIT {
           lines.stream().anyMatch(l -> l.contains(" io.pmix.common.internal.gds.JniPthreads ")),
           log + ": the ds21 locks did not go through libpmixjava");
       assertNoneLoaded(lines, " com.sun.jna.", log + ": JNA classes loaded by a client");
+      // Its socket and progress thread's wait go through that library too: a fresh JVM's first
+      // Selector and SocketChannel cost 20-30 ms, and reading small files through Files 4-7 ms
+      // (the JDK's file channels), against under 1 ms through java.io (issue #15).
+      assertNoneLoaded(lines, " java.nio.channels.Selector ", log + ": NIO's selector loaded");
+      assertNoneLoaded(
+          lines, " sun.nio.ch.SocketChannelImpl ", log + ": NIO's socket channel loaded");
+      assertNoneLoaded(
+          lines, " sun.nio.ch.FileChannelImpl ", log + ": the JDK's file channels loaded");
       // Nor does it link a lambda of the library: each costs a fresh JVM 0.1-0.3 ms at its first
       // call, more than a class (docs/architecture.md, "First requests"). The JDK's own may.
       List<String> lambdas =

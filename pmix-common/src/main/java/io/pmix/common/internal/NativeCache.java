@@ -1,5 +1,6 @@
 package io.pmix.common.internal;
 
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.System.Logger.Level;
@@ -96,7 +97,10 @@ public final class NativeCache {
       }
       if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS) && Files.size(file) == e.getSize()) {
         CRC32 crc = new CRC32();
-        crc.update(Files.readAllBytes(file));
+        // java.io, not Files.readAllBytes: a first init would load the JDK's file channels for it.
+        try (FileInputStream in = new FileInputStream(file.toFile())) {
+          crc.update(in.readAllBytes());
+        }
         if (crc.getValue() == e.getCrc()) {
           return dir;
         }

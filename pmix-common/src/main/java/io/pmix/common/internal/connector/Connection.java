@@ -25,11 +25,6 @@ import io.pmix.common.internal.wire.Tags;
 import io.pmix.common.internal.wire.ToolReply;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
-import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -276,15 +271,15 @@ final class Connection implements SessionPart {
 
   private void attemptConnect(ConnectPlan plan, int attempt) {
     ServerAddress addr = plan.address();
-    Link link;
+    Link link = new Link(plan);
     try {
-      link = new Link(SocketChannel.open(), plan);
+      link.socket = threads.loop().socket(link);
     } catch (IOException e) {
       connectFailed(plan, attempt, e);
       return;
     }
     channel = link;
-    link.connect(new InetSocketAddress(addr.host(), addr.port()), attempt);
+    link.connect(addr.host(), addr.port(), attempt);
   }
 
   /** A TCP connect failed: try again as the plan allows, else fail the init. */
@@ -318,10 +313,12 @@ final class Connection implements SessionPart {
    * while the socket cannot take them). Lives on the progress thread.
    */
   private final class Link implements ProgressLoop.Registrant {
-    final SocketChannel socket;
+    /** Set once, right after the link is made (the socket tells the link of its readiness). */
+    @SuppressWarnings("NullAway.Init")
+    StreamSocket socket;
+
     private final ConnectPlan plan;
     private final ReplyLayout layout;
-    private @Nullable SelectionKey key;
     private ProgressLoop.@Nullable Timer connectTimer;
     private int attempt;
     boolean connected;
@@ -329,25 +326,22 @@ final class Connection implements SessionPart {
     private boolean closed;
     /** Bytes read and not yet decoded. */
     private final WireBuffer in = WireBuffer.allocate(READ_CHUNK);
-    private final ByteBuffer chunk = ByteBuffer.allocate(READ_CHUNK);
-    /** Bytes the socket has not taken yet, in order. */
-    private final ArrayDeque<ByteBuffer> pending = new ArrayDeque<>();
+    private final byte[] chunk = new byte[READ_CHUNK];
+    /** Bytes the socket has not taken yet, in order: whole frames, the first maybe in part. */
+    private final ArrayDeque<byte[]> pending = new ArrayDeque<>();
+    /** How much of the first pending frame the socket took. */
+    private int pendingOffset;
 
-    Link(SocketChannel socket, ConnectPlan plan) {
-      this.socket = socket;
+    Link(ConnectPlan plan) {
       this.plan = plan;
       this.layout = plan.layout();
     }
 
-    void connect(InetSocketAddress address, int attempt) {
+    void connect(String host, int port, int attempt) {
       this.attempt = attempt;
       try {
-        socket.configureBlocking(false);
-        // Requests are small and answered one by one: Nagle would hold each back (C sets it too).
-        socket.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        boolean done = socket.connect(address);
-        int ops = done ? SelectionKey.OP_READ : SelectionKey.OP_CONNECT;
-        key = threads.loop().register(socket, ops, this);
+        boolean done = socket.connect(host, port);
+        socket.interest(done ? Poller.OP_READ : Poller.OP_CONNECT);
         if (done) {
           onConnected();
         } else {
@@ -380,23 +374,23 @@ final class Connection implements SessionPart {
     }
 
     @Override
-    public void ready(SelectionKey k) {
+    public void ready(int readyOps) {
       if (closed) {
         return;
       }
       try {
-        if (!connected && k.isConnectable()) {
+        if (!connected && (readyOps & Poller.OP_CONNECT) != 0) {
           if (!socket.finishConnect()) {
             return;
           }
-          k.interestOps(SelectionKey.OP_READ);
+          socket.interest(Poller.OP_READ);
           onConnected();
           return;
         }
-        if (k.isWritable()) {
+        if ((readyOps & Poller.OP_WRITE) != 0) {
           flush();
         }
-        if (k.isReadable()) {
+        if ((readyOps & Poller.OP_READ) != 0) {
           read();
         }
       } catch (IOException e) {
@@ -429,7 +423,9 @@ final class Connection implements SessionPart {
         close();
         return;
       }
-      write(req.nioBuffer(0, req.writerIndex()));
+      byte[] bytes = new byte[req.writerIndex()];
+      req.nioBuffer(0, bytes.length).get(bytes);
+      write(bytes);
     }
 
     /**
@@ -440,55 +436,57 @@ final class Connection implements SessionPart {
      */
     void writeFrame(int pindex, int tag, WireBuffer payload) {
       int n = payload.readableBytes();
-      ByteBuffer frame = ByteBuffer.allocate(FrameDecoder.HEADER_LENGTH + n);
-      frame.putInt(pindex).putInt(tag).putInt(n).putInt(0);
+      byte[] frame = new byte[FrameDecoder.HEADER_LENGTH + n];
+      putInt(frame, 0, pindex);
+      putInt(frame, 4, tag);
+      putInt(frame, 8, n);
       if (n > 0) {
-        frame.put(payload.nioBuffer(payload.readerIndex(), n));
+        payload.nioBuffer(payload.readerIndex(), n).get(frame, FrameDecoder.HEADER_LENGTH, n);
       }
-      write(frame.flip());
+      write(frame);
     }
 
-    private void write(ByteBuffer... bufs) {
+    /** {@code v} at {@code b[at]} in network byte order, as the header's fields travel. */
+    private void putInt(byte[] b, int at, int v) {
+      b[at] = (byte) (v >>> 24);
+      b[at + 1] = (byte) (v >>> 16);
+      b[at + 2] = (byte) (v >>> 8);
+      b[at + 3] = (byte) v;
+    }
+
+    private void write(byte[] bytes) {
       if (closed) {
         return;
       }
+      int taken = 0;
       if (pending.isEmpty()) {
         try {
-          socket.write(bufs);
+          taken = socket.write(bytes, 0, bytes.length);
         } catch (IOException e) {
           writeFailed(e);
           return;
         }
-        if (!bufs[bufs.length - 1].hasRemaining()) {
+        if (taken == bytes.length) {
           return;
         }
-        SelectionKey k = key;
-        if (k != null && k.isValid()) {
-          k.interestOps(k.interestOps() | SelectionKey.OP_WRITE);
-        }
+        pendingOffset = taken;
+        socket.interest(socket.interest() | Poller.OP_WRITE);
       }
-      for (ByteBuffer b : bufs) {
-        if (b.hasRemaining()) {
-          pending.add(b);
-        }
-      }
+      pending.add(bytes);
     }
 
     private void flush() throws IOException {
-      while (!pending.isEmpty()) {
-        ByteBuffer[] bufs = pending.toArray(new ByteBuffer[0]);
-        socket.write(bufs);
-        while (!pending.isEmpty() && !pending.peek().hasRemaining()) {
-          pending.poll();
-        }
-        if (!pending.isEmpty()) {
+      byte[] head;
+      while ((head = pending.peek()) != null) {
+        int n = socket.write(head, pendingOffset, head.length - pendingOffset);
+        pendingOffset += n;
+        if (pendingOffset < head.length) {
           return;
         }
+        pending.poll();
+        pendingOffset = 0;
       }
-      SelectionKey k = key;
-      if (k != null && k.isValid()) {
-        k.interestOps(k.interestOps() & ~SelectionKey.OP_WRITE);
-      }
+      socket.interest(socket.interest() & ~Poller.OP_WRITE);
     }
 
     /** A write failed: the socket is dropped once the caller's work is done. */
@@ -500,8 +498,7 @@ final class Connection implements SessionPart {
 
     private void read() throws IOException {
       while (!closed) {
-        chunk.clear();
-        int n = socket.read(chunk);
+        int n = socket.read(chunk, 0, READ_CHUNK);
         if (n < 0) {
           close();
           return;
@@ -509,7 +506,7 @@ final class Connection implements SessionPart {
         if (n == 0) {
           return;
         }
-        in.writeBytes(chunk.array(), 0, n);
+        in.writeBytes(chunk, 0, n);
         decode();
         if (n < READ_CHUNK) {
           return;
@@ -571,6 +568,7 @@ final class Connection implements SessionPart {
         connectTimer = null;
       }
       pending.clear();
+      pendingOffset = 0;
       try {
         socket.close();
       } catch (IOException e) {

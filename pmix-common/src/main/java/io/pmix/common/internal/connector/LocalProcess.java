@@ -2,11 +2,11 @@ package io.pmix.common.internal.connector;
 
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
@@ -50,7 +50,7 @@ public final class LocalProcess {
   public static int[] effectiveIds() {
     int[] ids = {-1, -1};
     try {
-      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+      for (String line : procFile("/proc/self/status").split("\n", -1)) {
         if (line.startsWith("Uid:")) {
           ids[0] = Integer.parseUnsignedInt(word(line, 2));
         } else if (line.startsWith("Gid:")) {
@@ -89,10 +89,21 @@ public final class LocalProcess {
    */
   private static @Nullable String kernelHostname() {
     try {
-      String h = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
+      String h = procFile("/proc/sys/kernel/hostname").trim();
       return h.isEmpty() ? null : h;
     } catch (IOException | RuntimeException e) {
       return null;
+    }
+  }
+
+  /**
+   * A small file's text, through java.io: {@code Files.readString} would load and initialize ~30
+   * classes of the JDK's file channels, 4-7 ms of a fresh JVM's first init on the test machine
+   * against under 1 ms (docs/architecture.md, start-up of the client).
+   */
+  private static String procFile(String path) throws IOException {
+    try (FileInputStream in = new FileInputStream(path)) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 

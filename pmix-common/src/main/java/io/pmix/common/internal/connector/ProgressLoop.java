@@ -6,13 +6,6 @@ import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
-import java.nio.channels.ClosedChannelException;
-import java.nio.channels.SelectableChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.List;
 import java.util.PriorityQueue;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -26,10 +19,11 @@ import io.pmix.common.internal.LazyLogger;
 
 /**
  * A connector's progress thread: one thread running tasks handed to it, timers, and the readiness
- * of its sockets (a {@link Selector}), in that order, one at a time. Plain NIO, not Netty: the
- * connector has one socket, and Netty's event loop, channel pipeline and buffers cost ~150 ms of
- * class loading and static initialization in a fresh JVM, most of a first {@code PMIx.init}
- * (docs/architecture.md, start-up of the client).
+ * of its sockets (a {@link Poller}), in that order, one at a time. Not Netty: the connector has
+ * one socket, and Netty's event loop, channel pipeline and buffers cost ~150 ms of class loading
+ * and static initialization in a fresh JVM, most of a first {@code PMIx.init}; nor, where
+ * pmix-java's native library loads, NIO's selector and socket channel (20-30 ms of it; {@link
+ * Poller}) (docs/architecture.md, start-up of the client).
  *
  * <p>The thread starts with the first task. {@link #shutdown} runs the tasks already handed in,
  * and those handed in meanwhile, closes every channel still registered (each registrant is told,
@@ -38,13 +32,19 @@ import io.pmix.common.internal.LazyLogger;
 final class ProgressLoop {
   private static final System.Logger LOG = LazyLogger.of(ProgressLoop.class);
 
-  /** What a channel registered with the loop is told; called on the loop's thread. */
+  /** What a socket of the loop is told; called on the loop's thread. */
   interface Registrant {
-    /** The channel's key is ready for some of its interest operations. */
-    void ready(SelectionKey key);
+    /** The socket is ready for {@code readyOps}, some of its interest operations ({@link Poller}). */
+    void ready(int readyOps);
 
-    /** The loop is ending: close the channel and act as if the peer had closed it. */
+    /** The loop is ending: close the socket and act as if the peer had closed it. */
     void shutdown();
+  }
+
+  /** Opens the loop's {@link Poller} when its thread starts. */
+  interface PollerOpener {
+    /** A new poller. */
+    Poller open() throws IOException;
   }
 
   /** A timer; {@link #cancel} from the loop's thread only. */
@@ -87,8 +87,9 @@ final class ProgressLoop {
   private static final int TERMINATED = 2;
 
   private final ThreadFactory threadFactory;
+  private final PollerOpener opener;
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-  /** Set while a wake-up of the selector is pending, so producers wake it once per select. */
+  /** Set while a wake-up of the poller is pending, so producers wake it once per poll. */
   private final AtomicBoolean wakenUp = new AtomicBoolean();
 
   private final CountDownLatch terminated = new CountDownLatch(1);
@@ -99,13 +100,30 @@ final class ProgressLoop {
 
   private final Object startLock = new Object();
   private volatile @Nullable Thread thread;
-  private volatile @Nullable Selector selector;
+  private volatile @Nullable Poller poller;
   private volatile int state = RUNNING;
 
-  /** A loop whose thread, made by {@code threadFactory}, starts with the first task. */
+  /**
+   * A loop whose thread, made by {@code threadFactory}, starts with the first task; on the
+   * native poller where pmix-java's library loads, else on NIO's.
+   */
   ProgressLoop(ThreadFactory threadFactory) {
-    this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+    this(threadFactory, DEFAULT_POLLER);
   }
+
+  /** A loop on the poller {@code opener} opens (tests run both kinds). */
+  ProgressLoop(ThreadFactory threadFactory, PollerOpener opener) {
+    this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+    this.opener = requireNonNull(opener, "opener");
+  }
+
+  private static final PollerOpener DEFAULT_POLLER =
+      new PollerOpener() { // not a method reference: a first init runs this
+        @Override
+        public Poller open() throws IOException {
+          return Poller.open();
+        }
+      };
 
   /** Whether the caller is the loop's thread. */
   boolean inLoop() {
@@ -137,9 +155,9 @@ final class ProgressLoop {
       throw new RejectedExecutionException("the PMIx progress thread has stopped");
     }
     if (!inLoop() && wakenUp.compareAndSet(false, true)) {
-      Selector s = selector;
-      if (s != null) {
-        s.wakeup();
+      Poller p = poller;
+      if (p != null) {
+        p.wakeup();
       }
     }
   }
@@ -154,9 +172,9 @@ final class ProgressLoop {
         throw new RejectedExecutionException("the PMIx progress thread has stopped");
       }
       try {
-        selector = Selector.open();
+        poller = opener.open();
       } catch (IOException e) {
-        throw new UncheckedIOException("cannot open a selector for the PMIx progress thread", e);
+        throw new UncheckedIOException("cannot open a poller for the PMIx progress thread", e);
       }
       Thread t =
           threadFactory.newThread(
@@ -188,14 +206,12 @@ final class ProgressLoop {
   }
 
   /**
-   * Registers {@code channel} (non-blocking) for {@code ops}, with {@code registrant} told of its
-   * readiness. Loop thread only.
+   * A new unconnected socket of the loop, with {@code registrant} told of its readiness. Loop
+   * thread only.
    */
-  @CanIgnoreReturnValue
-  SelectionKey register(SelectableChannel channel, int ops, Registrant registrant)
-      throws ClosedChannelException {
+  StreamSocket socket(Registrant registrant) throws IOException {
     checkInLoop();
-    return channel.register(requireNonNull(selector), ops, registrant);
+    return requireNonNull(poller).socket(registrant);
   }
 
   private void checkInLoop() {
@@ -220,9 +236,9 @@ final class ProgressLoop {
         return;
       }
     }
-    Selector s = selector;
-    if (s != null) {
-      s.wakeup();
+    Poller p = poller;
+    if (p != null) {
+      p.wakeup();
     }
   }
 
@@ -232,7 +248,7 @@ final class ProgressLoop {
   }
 
   private void run() {
-    Selector sel = requireNonNull(selector);
+    Poller p = requireNonNull(poller);
     try {
       while (true) {
         runTasks();
@@ -242,32 +258,14 @@ final class ProgressLoop {
         }
         wakenUp.set(false);
         if (!tasks.isEmpty() || state != RUNNING) {
-          sel.selectNow();
+          p.poll(0);
         } else {
           Timer next = firstLiveTimer();
           if (next == null) {
-            sel.select();
+            p.poll(-1);
           } else {
             long ms = TimeUnit.NANOSECONDS.toMillis(next.deadline - System.nanoTime() + 999_999);
-            if (ms <= 0) {
-              sel.selectNow();
-            } else {
-              sel.select(ms);
-            }
-          }
-        }
-        Iterator<SelectionKey> it = sel.selectedKeys().iterator();
-        while (it.hasNext()) {
-          SelectionKey k = it.next();
-          it.remove();
-          if (k.isValid()) {
-            // Not through guarded's lambda: every first init runs this (docs/architecture.md,
-            // "First requests").
-            try {
-              ((Registrant) k.attachment()).ready(k);
-            } catch (RuntimeException e) {
-              LOG.log(Level.WARNING, "a task on the PMIx progress thread threw", e);
-            }
+            p.poll(Math.max(ms, 0));
           }
         }
       }
@@ -275,11 +273,7 @@ final class ProgressLoop {
       LOG.log(Level.ERROR, "PMIx progress thread failed", e);
     } finally {
       state = SHUTTING_DOWN;
-      List<Registrant> left = new ArrayList<>();
-      for (SelectionKey k : sel.keys()) {
-        left.add((Registrant) k.attachment());
-      }
-      for (Registrant r : left) {
+      for (Registrant r : p.registrants()) {
         try { // not guarded's method reference: every last finalize runs this
           r.shutdown();
         } catch (RuntimeException e) {
@@ -288,11 +282,7 @@ final class ProgressLoop {
       }
       // What the registrants' shutdown handed in (a failure to deliver, say) still runs.
       runTasks();
-      try {
-        sel.close();
-      } catch (IOException e) {
-        LOG.log(Level.DEBUG, "closing the selector failed", e);
-      }
+      p.close();
       timers.clear();
       state = TERMINATED;
       runTasks();

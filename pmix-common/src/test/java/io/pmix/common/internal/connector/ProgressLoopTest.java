@@ -2,16 +2,21 @@ package io.pmix.common.internal.connector;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pmix.common.internal.PmixNativeLibrary;
+import io.pmix.common.testing.ProcessResources;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -19,158 +24,375 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The connector's progress thread: order, timers, sockets and its end. */
+/**
+ * The connector's progress thread: order, timers, sockets and its end, on each poller (the native
+ * one and NIO's hold the same contract).
+ */
 @Timeout(30)
 class ProgressLoopTest {
-  private final List<Thread> started = new CopyOnWriteArrayList<>();
-  private final ProgressLoop loop =
-      new ProgressLoop(
-          r -> {
-            Thread t = new Thread(r, "test-progress");
-            t.setDaemon(true);
-            started.add(t);
-            return t;
+  @Test
+  void thisBuildPollsThroughItsOwnLibrary() throws IOException {
+    assertTrue(PmixNativeLibrary.load(), PmixNativeLibrary.failure());
+    Poller p = Poller.open();
+    try {
+      assertInstanceOf(NativePoller.class, p);
+    } finally {
+      p.close();
+    }
+  }
+
+  @Nested
+  class OnNativePoller extends Contract {
+    @Override
+    ProgressLoop.PollerOpener opener() {
+      return NativePoller::open;
+    }
+  }
+
+  @Nested
+  class OnNioPoller extends Contract {
+    @Override
+    ProgressLoop.PollerOpener opener() {
+      return NioPoller::open;
+    }
+  }
+
+  /** What both pollers do. */
+  abstract static class Contract {
+
+    final List<Thread> started = new CopyOnWriteArrayList<>();
+    final ProgressLoop loop =
+        new ProgressLoop(
+            r -> {
+              Thread t = new Thread(r, "test-progress");
+              t.setDaemon(true);
+              started.add(t);
+              return t;
+            },
+            opener());
+
+    /** The poller under test. */
+    abstract ProgressLoop.PollerOpener opener();
+
+    @AfterEach
+    void stop() throws InterruptedException {
+      loop.shutdown();
+      assertTrue(loop.awaitTermination(10_000));
+    }
+
+    @Test
+    void theThreadStartsWithTheFirstTaskAndRunsTasksInOrder() throws Exception {
+      assertTrue(started.isEmpty());
+      List<Integer> seen = new CopyOnWriteArrayList<>();
+      CountDownLatch done = new CountDownLatch(1);
+      for (int i = 0; i < 1000; i++) {
+        int n = i;
+        loop.execute(() -> seen.add(n));
+      }
+      loop.execute(done::countDown);
+      assertTrue(done.await(10, TimeUnit.SECONDS));
+      assertEquals(1, started.size());
+      for (int i = 0; i < 1000; i++) {
+        assertEquals(i, seen.get(i));
+      }
+    }
+
+    @Test
+    void timersRunInDeadlineOrderAndACancelledOneNever() throws Exception {
+      List<String> seen = new CopyOnWriteArrayList<>();
+      CountDownLatch done = new CountDownLatch(1);
+      loop.execute(
+          () -> {
+            loop.schedule(() -> seen.add("late"), 60);
+            ProgressLoop.Timer t = loop.schedule(() -> seen.add("cancelled"), 10);
+            loop.schedule(() -> seen.add("early"), 20);
+            t.cancel();
+            loop.schedule(done::countDown, 100);
           });
-
-  @AfterEach
-  void stop() throws InterruptedException {
-    loop.shutdown();
-    assertTrue(loop.awaitTermination(10_000));
-  }
-
-  @Test
-  void theThreadStartsWithTheFirstTaskAndRunsTasksInOrder() throws Exception {
-    assertTrue(started.isEmpty());
-    List<Integer> seen = new CopyOnWriteArrayList<>();
-    CountDownLatch done = new CountDownLatch(1);
-    for (int i = 0; i < 1000; i++) {
-      int n = i;
-      loop.execute(() -> seen.add(n));
+      assertTrue(done.await(10, TimeUnit.SECONDS));
+      assertEquals(List.of("early", "late"), seen);
     }
-    loop.execute(done::countDown);
-    assertTrue(done.await(10, TimeUnit.SECONDS));
-    assertEquals(1, started.size());
-    for (int i = 0; i < 1000; i++) {
-      assertEquals(i, seen.get(i));
+
+    @Test
+    void schedulingOffTheLoopIsRefused() {
+      assertThrows(IllegalStateException.class, () -> loop.schedule(() -> {}, 1));
     }
-  }
 
-  @Test
-  void timersRunInDeadlineOrderAndACancelledOneNever() throws Exception {
-    List<String> seen = new CopyOnWriteArrayList<>();
-    CountDownLatch done = new CountDownLatch(1);
-    loop.execute(
-        () -> {
-          loop.schedule(() -> seen.add("late"), 60);
-          ProgressLoop.Timer t = loop.schedule(() -> seen.add("cancelled"), 10);
-          loop.schedule(() -> seen.add("early"), 20);
-          t.cancel();
-          loop.schedule(done::countDown, 100);
-        });
-    assertTrue(done.await(10, TimeUnit.SECONDS));
-    assertEquals(List.of("early", "late"), seen);
-  }
+    @Test
+    void aTaskThatThrowsDoesNotStopTheLoop() throws Exception {
+      CountDownLatch done = new CountDownLatch(1);
+      loop.execute(
+          () -> {
+            throw new IllegalStateException("expected by the test");
+          });
+      loop.execute(done::countDown);
+      assertTrue(done.await(10, TimeUnit.SECONDS));
+    }
 
-  @Test
-  void schedulingOffTheLoopIsRefused() {
-    assertThrows(IllegalStateException.class, () -> loop.schedule(() -> {}, 1));
-  }
+    @Test
+    void aLoopShutDownBeforeItRanStartsNoThread() throws Exception {
+      loop.shutdown();
+      assertTrue(loop.awaitTermination(1_000));
+      assertTrue(started.isEmpty());
+      assertThrows(RejectedExecutionException.class, () -> loop.execute(() -> {}));
+    }
 
-  @Test
-  void aTaskThatThrowsDoesNotStopTheLoop() throws Exception {
-    CountDownLatch done = new CountDownLatch(1);
-    loop.execute(
-        () -> {
-          throw new IllegalStateException("expected by the test");
-        });
-    loop.execute(done::countDown);
-    assertTrue(done.await(10, TimeUnit.SECONDS));
-  }
-
-  @Test
-  void aSocketIsReadWhenReadyAndClosedAtShutdownWithItsRegistrantTold() throws Exception {
-    try (ServerSocketChannel server = ServerSocketChannel.open()) {
-      server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      SocketChannel client = SocketChannel.open(server.getLocalAddress());
-      client.configureBlocking(false);
-      CompletableFuture<String> read = new CompletableFuture<>();
-      CompletableFuture<Void> toldOfShutdown = new CompletableFuture<>();
+    @Test
+    void tasksHandedInBeforeShutdownStillRun() throws Exception {
+      CountDownLatch ran = new CountDownLatch(100);
+      CountDownLatch gate = new CountDownLatch(1);
       loop.execute(
           () -> {
             try {
-              loop.register(
-                  client,
-                  SelectionKey.OP_READ,
-                  new ProgressLoop.Registrant() {
-                    @Override
-                    public void ready(SelectionKey key) {
-                      ByteBuffer b = ByteBuffer.allocate(16);
-                      try {
-                        int n = client.read(b);
-                        read.complete(new String(b.array(), 0, Math.max(n, 0), "US-ASCII"));
-                      } catch (IOException e) {
-                        read.completeExceptionally(e);
-                      }
-                    }
-
-                    @Override
-                    public void shutdown() {
-                      try {
-                        client.close();
-                      } catch (IOException e) {
-                        toldOfShutdown.completeExceptionally(e);
-                      }
-                      toldOfShutdown.complete(null);
-                    }
-                  });
-            } catch (IOException e) {
-              read.completeExceptionally(e);
+              gate.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
             }
           });
-      try (SocketChannel peer = server.accept()) {
-        peer.write(ByteBuffer.wrap("ping".getBytes("US-ASCII")));
-        assertEquals("ping", read.get(10, TimeUnit.SECONDS));
-        loop.shutdown();
-        toldOfShutdown.get(10, TimeUnit.SECONDS);
-        assertTrue(loop.awaitTermination(10_000));
-        assertFalse(client.isOpen());
-        // The peer sees the close.
-        assertEquals(-1, peer.read(ByteBuffer.allocate(4)));
+      for (int i = 0; i < 100; i++) {
+        loop.execute(ran::countDown);
+      }
+      loop.shutdown();
+      gate.countDown();
+      assertTrue(loop.awaitTermination(10_000));
+      assertEquals(0, ran.getCount());
+    }
+
+    /** A loop socket connected to a listener of the test's, and the listener's end. */
+    private final class Pair {
+      final ServerSocketChannel server;
+      final CompletableFuture<StreamSocket> socket = new CompletableFuture<>();
+      final CompletableFuture<Void> connected = new CompletableFuture<>();
+      final ByteArrayOutputStream received = new ByteArrayOutputStream();
+      final CompletableFuture<Integer> ended = new CompletableFuture<>();
+      final CompletableFuture<Void> toldOfShutdown = new CompletableFuture<>();
+      volatile int expect = Integer.MAX_VALUE;
+      final CompletableFuture<byte[]> got = new CompletableFuture<>();
+
+      Pair() throws IOException {
+        server = ServerSocketChannel.open();
+        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      }
+
+      int port() throws IOException {
+        return ((InetSocketAddress) server.getLocalAddress()).getPort();
+      }
+
+      /** Connects from the loop, reading whatever comes into {@link #received}. */
+      void connect(String host, int port) {
+        loop.execute(
+            () -> {
+              try {
+                StreamSocket s = loop.socket(registrant());
+                socket.complete(s);
+                if (s.connect(host, port)) {
+                  s.interest(Poller.OP_READ);
+                  connected.complete(null);
+                } else {
+                  s.interest(Poller.OP_CONNECT);
+                }
+              } catch (IOException e) {
+                connected.completeExceptionally(e);
+              }
+            });
+      }
+
+      private ProgressLoop.Registrant registrant() {
+        return new ProgressLoop.Registrant() {
+          @Override
+          public void ready(int ops) {
+            StreamSocket s = socket.join();
+            try {
+              if ((ops & Poller.OP_CONNECT) != 0) {
+                assertTrue(s.finishConnect());
+                s.interest(Poller.OP_READ);
+                connected.complete(null);
+                return;
+              }
+              if ((ops & Poller.OP_WRITE) != 0) {
+                flush(s);
+              }
+              if ((ops & Poller.OP_READ) != 0) {
+                byte[] b = new byte[7];
+                int n;
+                while ((n = s.read(b, 0, b.length)) > 0) {
+                  received.write(b, 0, n);
+                }
+                if (received.size() >= expect) {
+                  got.complete(received.toByteArray());
+                }
+                if (n < 0) {
+                  s.close();
+                  ended.complete(received.size());
+                }
+              }
+            } catch (IOException e) {
+              connected.completeExceptionally(e);
+              ended.completeExceptionally(e);
+              try {
+                s.close();
+              } catch (IOException e2) {
+                e.addSuppressed(e2);
+              }
+            }
+          }
+
+          @Override
+          public void shutdown() {
+            try {
+              socket.join().close();
+              toldOfShutdown.complete(null);
+            } catch (IOException e) {
+              toldOfShutdown.completeExceptionally(e);
+            }
+          }
+        };
+      }
+
+      byte[] outgoing = new byte[0];
+      int sent;
+
+      /** Writes {@code data} from the loop, the rest as the socket takes it. */
+      void send(byte[] data) {
+        loop.execute(
+            () -> {
+              outgoing = data;
+              sent = 0;
+              try {
+                flush(socket.join());
+              } catch (IOException e) {
+                ended.completeExceptionally(e);
+              }
+            });
+      }
+
+      private void flush(StreamSocket s) throws IOException {
+        while (sent < outgoing.length) {
+          int n = s.write(outgoing, sent, outgoing.length - sent);
+          if (n == 0) {
+            s.interest(s.interest() | Poller.OP_WRITE);
+            return;
+          }
+          sent += n;
+        }
+        s.interest(s.interest() & ~Poller.OP_WRITE);
       }
     }
-    assertTrue(loop.isTerminated());
-    assertThrows(RejectedExecutionException.class, () -> loop.execute(() -> {}));
-  }
 
-  @Test
-  void aLoopShutDownBeforeItRanStartsNoThread() throws Exception {
-    loop.shutdown();
-    assertTrue(loop.awaitTermination(1_000));
-    assertTrue(started.isEmpty());
-    assertThrows(RejectedExecutionException.class, () -> loop.execute(() -> {}));
-  }
-
-  @Test
-  void tasksHandedInBeforeShutdownStillRun() throws Exception {
-    CountDownLatch ran = new CountDownLatch(100);
-    CountDownLatch gate = new CountDownLatch(1);
-    loop.execute(
-        () -> {
-          try {
-            gate.await();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    @Test
+    void aSocketConnectsReadsWritesAndIsClosedAtShutdownWithItsRegistrantTold() throws Exception {
+      List<String> fds = ProcessResources.openFds();
+      Pair p = new Pair();
+      try (ServerSocketChannel server = p.server) {
+        p.connect(InetAddress.getLoopbackAddress().getHostAddress(), p.port());
+        try (SocketChannel peer = server.accept()) {
+          p.connected.get(10, TimeUnit.SECONDS);
+          p.expect = 4;
+          peer.write(ByteBuffer.wrap("ping".getBytes(StandardCharsets.US_ASCII)));
+          assertEquals("ping", new String(p.got.get(10, TimeUnit.SECONDS), StandardCharsets.US_ASCII));
+          p.send("pong".getBytes(StandardCharsets.US_ASCII));
+          ByteBuffer b = ByteBuffer.allocate(4);
+          while (b.hasRemaining()) {
+            assertTrue(peer.read(b) > 0);
           }
-        });
-    for (int i = 0; i < 100; i++) {
-      loop.execute(ran::countDown);
+          assertEquals("pong", new String(b.array(), StandardCharsets.US_ASCII));
+          loop.shutdown();
+          p.toldOfShutdown.get(10, TimeUnit.SECONDS);
+          assertTrue(loop.awaitTermination(10_000));
+          assertFalse(p.socket.join().isOpen());
+          // The peer sees the close.
+          assertEquals(-1, peer.read(ByteBuffer.allocate(4)));
+        }
+      }
+      assertTrue(loop.isTerminated());
+      assertThrows(RejectedExecutionException.class, () -> loop.execute(() -> {}));
+      // The socket and the poller's own descriptors are gone.
+      ProcessResources.assertNoFdsBeyond(fds);
     }
-    loop.shutdown();
-    gate.countDown();
-    assertTrue(loop.awaitTermination(10_000));
-    assertEquals(0, ran.getCount());
+
+    @Test
+    void whatTheSocketCannotTakeAtOnceGoesWhenItCan() throws Exception {
+      Pair p = new Pair();
+      try (ServerSocketChannel server = p.server) {
+        p.connect("127.0.0.1", p.port());
+        try (SocketChannel peer = server.accept()) {
+          p.connected.get(10, TimeUnit.SECONDS);
+          // Far more than the two sockets' buffers hold while the peer does not read.
+          byte[] data = new byte[32 << 20];
+          for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) (i * 31 + (i >>> 11));
+          }
+          p.send(data);
+          ByteBuffer in = ByteBuffer.allocate(data.length);
+          while (in.hasRemaining()) {
+            assertTrue(peer.read(in) > 0);
+          }
+          assertTrue(Arrays.equals(data, in.array()));
+        }
+      }
+    }
+
+    @Test
+    void thePeersCloseIsTheEndOfTheStream() throws Exception {
+      Pair p = new Pair();
+      try (ServerSocketChannel server = p.server) {
+        p.connect("127.0.0.1", p.port());
+        try (SocketChannel peer = server.accept()) {
+          p.connected.get(10, TimeUnit.SECONDS);
+          peer.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+        }
+        assertEquals(3, p.ended.get(10, TimeUnit.SECONDS));
+        assertFalse(p.socket.join().isOpen());
+      }
+    }
+
+    @Test
+    void aConnectNobodyAcceptsFails() throws Exception {
+      int port;
+      try (ServerSocketChannel gone = ServerSocketChannel.open()) {
+        gone.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        port = ((InetSocketAddress) gone.getLocalAddress()).getPort();
+      }
+      Pair p = new Pair();
+      try (ServerSocketChannel unused = p.server) {
+        p.connect("127.0.0.1", port);
+        // Refused at once or through the connect's outcome, depending on the kernel's timing.
+        var e = assertThrows(Exception.class, () -> p.connected.get(10, TimeUnit.SECONDS));
+        assertInstanceOf(IOException.class, e.getCause(), e.toString());
+      }
+    }
+
+    @Test
+    void aHostThatDoesNotResolveFailsTheConnect() throws Exception {
+      Pair p = new Pair();
+      try (ServerSocketChannel unused = p.server) {
+        p.connect("no-such-host.invalid", p.port());
+        var e = assertThrows(Exception.class, () -> p.connected.get(30, TimeUnit.SECONDS));
+        assertInstanceOf(IOException.class, e.getCause(), e.toString());
+      }
+    }
+
+    @Test
+    void anIpv6LoopbackConnects() throws Exception {
+      try (ServerSocketChannel server = ServerSocketChannel.open()) {
+        try {
+          server.bind(new InetSocketAddress(InetAddress.getByName("::1"), 0));
+        } catch (IOException e) {
+          org.junit.jupiter.api.Assumptions.abort("no IPv6 loopback here: " + e);
+        }
+        Pair p = new Pair();
+        try (ServerSocketChannel unused = p.server) {
+          p.connect("::1", ((InetSocketAddress) server.getLocalAddress()).getPort());
+          try (SocketChannel peer = server.accept()) {
+            p.connected.get(10, TimeUnit.SECONDS);
+            assertTrue(peer.isConnected());
+          }
+        }
+      }
+    }
   }
 }
