@@ -35,9 +35,16 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Start-up cost: a cold first init spends most of its time loading and first running classes,
  * not talking to the server; a later init in the same JVM takes a few milliseconds. The client
- * therefore uses no Netty and no Guava collections (its connector is plain NIO over byte arrays):
- * a first init loads about 300 classes beyond the JDK's own archive, some 180 of them from the
- * class path. Measured on a 2-core machine (JDK 17, {@code bin/bench-client}, the C client
+ * therefore uses no Netty and no Guava collections (its connector is a poll loop over byte
+ * arrays): a first init and finalize load about 180 classes beyond the JDK's own archive, some
+ * 115 of them from the class path. Its socket and its progress thread's wait go through
+ * pmix-java's small native library ({@code libpmixjava}, below), not through NIO, whose first
+ * {@code Selector} and {@code SocketChannel}, with the JDK's file channels, loaded 80 more of the
+ * JDK's classes (20-30 ms of a fresh JVM on the test machine; where that library does not load,
+ * the connector uses them, and the JVM loads them): one rank's first init
+ * under libpmix's host server, 8 rounds of each alternating, median 84 -> 61 ms; two ranks
+ * starting at once ({@code bin/bench-client}) 94 -> 73 ms, and a tool's first init 94 -> 61 ms.
+ * Measured earlier on a 2-core machine (JDK 17, {@code bin/bench-client}, the C client
  * alongside, one sitting under load): one rank alone under libpmix's host server, a median first
  * init of 56-63 ms (220-330 ms when the client used Netty); two ranks starting at once, 105 ms
  * each (C: 2 ms); two ranks under Open MPI's mpirun, 230-250 ms each (C: 11 ms) while the
@@ -68,16 +75,16 @@ import org.jspecify.annotations.Nullable;
  * and later, an AOT cache keeps the application's classes linked as well as loaded (JEPs 483,
  * 514, 515): run once with {@code -XX:AOTCacheOutput=app.aot}, then start with {@code
  * -XX:AOTCache=app.aot}; in one sitting, two ranks' first init took 76 ms that way against 143 ms
- * on JDK 17 without an archive (and fences 137 against 180 µs, over a run of 1,000). The JDK's
- * own selector start-up is part of a first init as well: the first {@code Selector.open} in a JVM
- * looks for a {@code java.nio.channels.spi.SelectorProvider} service across the whole class path
- * and every module of the runtime (a fresh JVM with the benchmark's 11 MB jar on its class path:
- * 24-27 ms, against 9 ms when the provider is named). An application that registers no provider
- * of its own may name the JDK's with {@code
+ * on JDK 17 without an archive (and fences 137 against 180 µs, over a run of 1,000). Where the
+ * connector falls back to NIO, the JDK's selector start-up is part of a first init: the first
+ * {@code Selector.open} in a JVM looks for a {@code java.nio.channels.spi.SelectorProvider}
+ * service across the whole class path and every module of the runtime (a fresh JVM with the
+ * benchmark's 11 MB jar on its class path: 24-27 ms, against 9 ms when the provider is named). An
+ * application there that registers no provider of its own may name the JDK's with {@code
  * -Djava.nio.channels.spi.SelectorProvider=sun.nio.ch.EPollSelectorProvider} (Linux; the class is
  * the JDK's internal default, not an API): two ranks' first init, median 86 -> 80 ms (24 inits a
- * side, one sitting). The library does not set it itself, since that would override a provider
- * the application registers.
+ * side, one sitting, before the native connector). The library does not set it itself, since
+ * that would override a provider the application registers.
  *
  * <p>Warm-up: the library's code runs interpreted until the JIT compiles it, which for a message
  * path takes some hundreds of calls; on a small machine the JIT's own threads also compete with

@@ -5,8 +5,8 @@ import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import java.io.FileInputStream;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -32,7 +32,7 @@ public record RendezvousFile(Path path, String uri, Optional<String> version, Op
   private static final long EMPTY_RETRY_MILLIS = 10;
 
   /** Largest file accepted: five short lines; anything bigger is not a rendezvous file. */
-  private static final long MAX_SIZE = 64 * 1024;
+  private static final int MAX_SIZE = 64 * 1024;
 
   /** Checks for nulls. */
   public RendezvousFile {
@@ -76,14 +76,17 @@ public record RendezvousFile(Path path, String uri, Optional<String> version, Op
     requireNonNull(path, "path");
     String text = "";
     for (int attempt = 0; attempt <= EMPTY_RETRIES; attempt++) {
-      try {
-        if (Files.size(path) > MAX_SIZE) {
-          throw new PmixException(Status.ERR_BAD_PARAM, path + " is too large");
-        }
-        text = Files.readString(path, UTF_8);
+      // java.io, not Files: a tool's first init would load the JDK's file channels for it.
+      byte[] bytes;
+      try (FileInputStream in = new FileInputStream(path.toFile())) {
+        bytes = in.readNBytes(MAX_SIZE + 1);
       } catch (IOException e) {
         throw new PmixException(Status.ERR_NOT_FOUND, "cannot read " + path + ": " + e, e);
       }
+      if (bytes.length > MAX_SIZE) {
+        throw new PmixException(Status.ERR_BAD_PARAM, path + " is too large");
+      }
+      text = new String(bytes, UTF_8);
       if (!text.isEmpty()) {
         break;
       }

@@ -44,6 +44,19 @@ class RendezvousFileTest {
   }
 
   @Test
+  void aFileLargerThan64KiBIsRefusedAndOneOfExactlyThatSizeRead() throws Exception {
+    String uri = "s.0;tcp4://127.0.0.1:4711\n";
+    Path fits = dir.resolve("fits");
+    Files.writeString(fits, uri + "x".repeat(64 * 1024 - uri.length()), UTF_8);
+    assertEquals(4711, RendezvousFile.read(fits).address("v41").port());
+    Path large = dir.resolve("large");
+    Files.writeString(large, uri + "x".repeat(64 * 1024 - uri.length() + 1), UTF_8);
+    PmixException e = assertThrows(PmixException.class, () -> RendezvousFile.read(large));
+    assertEquals(Status.ERR_BAD_PARAM, e.status());
+    assertTrue(e.getMessage().contains("too large"), e.getMessage());
+  }
+
+  @Test
   void missingEmptyAndMalformedFiles() throws Exception {
     PmixException missing =
         assertThrows(PmixException.class, () -> RendezvousFile.read(dir.resolve("nope")));
