@@ -1,7 +1,9 @@
 package io.pmix.common;
 
 import com.google.errorprone.annotations.Immutable;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -14,8 +16,11 @@ import java.util.Optional;
  */
 @Immutable
 public final class Status {
-  private static final Map<Integer, Status> BY_CODE = new HashMap<>();
-  private static final Map<String, Status> BY_NAME = new HashMap<>();
+  // Sized for the ~230 definitions below: a fresh JVM's first init runs this class's
+  // initialization in the interpreter, where growing the map (and hashing every name for a
+  // by-name map nobody may ask) cost 1-3 ms; the names' map is made when first asked.
+  private static final Map<Integer, Status> BY_CODE = new HashMap<>(512);
+  private static final List<Status> DEFINED = new ArrayList<>(256);
 
   private final int code;
   private final String name;
@@ -29,8 +34,21 @@ public final class Status {
     Status s = new Status(code, name);
     // Aliases (two names for one code) keep the first name as canonical.
     BY_CODE.putIfAbsent(code, s);
-    BY_NAME.put(name, s);
+    DEFINED.add(s);
     return s;
+  }
+
+  /** The names' map, made at the first {@link #forName}. */
+  private static final class ByName {
+    static final Map<String, Status> MAP;
+
+    static {
+      Map<String, Status> m = new HashMap<>(512);
+      for (Status s : DEFINED) {
+        m.put(s.name, s);
+      }
+      MAP = m;
+    }
   }
 
   // BEGIN GENERATED: every status of OpenPMIx 4.2.2 pmix_common.h and pmix_deprecated.h.
@@ -232,7 +250,7 @@ public final class Status {
 
   /** The status with this C name ({@code PMIX_ERR_NOT_FOUND}), if 4.2.2 defines it. */
   public static Optional<Status> forName(String name) {
-    return Optional.ofNullable(BY_NAME.get(name));
+    return Optional.ofNullable(ByName.MAP.get(name));
   }
 
   /** The raw {@code pmix_status_t} value. */
