@@ -110,7 +110,7 @@ public final class ClientState implements LibraryState {
     boolean singleton = env.server().isEmpty();
     Proc me =
         singleton
-            ? Proc.of("singleton." + env.hostname() + "." + ProcessHandle.current().pid(), 0)
+            ? Proc.of("singleton." + env.hostname() + "." + LocalProcess.pid(), 0)
             : Proc.of(env.nspace().orElseThrow(), env.rank());
     ClientState s = new ClientState(env, me, singleton);
     try {

@@ -1,5 +1,6 @@
 package io.pmix.common.internal;
 
+import io.pmix.common.internal.connector.LocalProcess;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -111,7 +112,7 @@ public final class NativeCache {
       }
       // A name no other process uses, without SecureRandom (which initializes the JDK's security
       // providers: tens of milliseconds in a fresh JVM).
-      Path tmp = dir.resolve(fileName + "." + ProcessHandle.current().pid() + ".tmp");
+      Path tmp = dir.resolve(fileName + "." + LocalProcess.pid() + ".tmp");
       Files.write(tmp, lib);
       Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       return dir;

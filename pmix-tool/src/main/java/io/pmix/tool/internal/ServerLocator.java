@@ -8,14 +8,12 @@ import io.pmix.common.internal.connector.RendezvousFile;
 import io.pmix.common.internal.connector.ServerAddress;
 import io.pmix.tool.internal.ToolSettings.Target;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
-import java.nio.file.FileVisitor;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -196,41 +194,41 @@ public final class ServerLocator {
         continue;
       }
       List<Path> found = new ArrayList<>();
-      try {
-        Files.walkFileTree(
-            root,
-            EnumSet.noneOf(java.nio.file.FileVisitOption.class),
-            MAX_DEPTH,
-            new FileVisitor<Path>() {
-              @Override
-              public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
-                return FileVisitResult.CONTINUE;
-              }
-
-              @Override
-              public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-                if (attrs.isRegularFile() && name.test(file.getFileName().toString())) {
-                  found.add(file);
-                }
-                return FileVisitResult.CONTINUE;
-              }
-
-              @Override
-              public FileVisitResult visitFileFailed(Path file, IOException exc) {
-                return FileVisitResult.CONTINUE;
-              }
-
-              @Override
-              public FileVisitResult postVisitDirectory(Path dir, IOException exc) {
-                return FileVisitResult.CONTINUE;
-              }
-            });
-      } catch (IOException e) {
-        // Unreadable root: nothing found there.
-      }
+      walk(root, 0, name, found);
       found.sort(new NearestFirst(root));
       out.addAll(found);
     }
     return out;
+  }
+
+  /**
+   * Adds the regular files in {@code dir} (at {@code depth} below its root) whose name matches,
+   * and those of its subdirectories down to {@link #MAX_DEPTH}, following no link (a link is
+   * neither a regular file nor a directory here); an unreadable directory or entry is skipped.
+   * The names come from {@code File.list}, not {@code Files.walkFileTree}: the JDK's tree walker
+   * and directory streams are ~25 classes a tool's first init would load (3-4 ms of a fresh JVM on
+   * the test machine).
+   */
+  private static void walk(Path dir, int depth, Predicate<String> name, List<Path> found) {
+    String[] names = dir.toFile().list();
+    if (names == null) {
+      return;
+    }
+    for (String n : names) {
+      Path p = dir.resolve(n);
+      BasicFileAttributes a;
+      try {
+        a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      } catch (IOException e) {
+        continue;
+      }
+      if (a.isRegularFile()) {
+        if (name.test(n)) {
+          found.add(p);
+        }
+      } else if (a.isDirectory() && depth + 1 < MAX_DEPTH) {
+        walk(p, depth + 1, name, found);
+      }
+    }
   }
 }

@@ -150,7 +150,7 @@ public final class ToolState implements LibraryState {
   private void standalone(ToolSettings st, String reason) {
     Proc me =
         st.identity()
-            .orElse(Proc.of("tool." + st.hostname() + "." + ProcessHandle.current().pid(), 0));
+            .orElse(Proc.of("tool." + st.hostname() + "." + LocalProcess.pid(), 0));
     session.await(session.openStandalone(me, reason, store -> {}), "init");
   }
 
@@ -188,8 +188,8 @@ public final class ToolState implements LibraryState {
    */
   private static List<Info> connectInfo(ToolSettings st) {
     List<Info> out = new ArrayList<>(st.connectInfo());
-    out.add(Info.of(Keys.PROC_PID, Value.pid((int) ProcessHandle.current().pid())));
-    String cmd = ProcessHandle.current().info().command().orElse("java");
+    out.add(Info.of(Keys.PROC_PID, Value.pid((int) LocalProcess.pid())));
+    String cmd = LocalProcess.executable().orElse("java");
     out.add(Info.of(Keys.CMD_LINE, Value.of(cmd)));
     return out;
   }
