@@ -100,6 +100,9 @@ class ClientStartupIT {
           lines, " sun.nio.ch.SocketChannelImpl ", log + ": NIO's socket channel loaded");
       assertNoneLoaded(
           lines, " sun.nio.ch.FileChannelImpl ", log + ": the JDK's file channels loaded");
+      // Nor ProcessHandle (9-12 ms at its first use): the pid and executable come from /proc.
+      assertNoneLoaded(
+          lines, " java.lang.ProcessHandleImpl ", log + ": ProcessHandle's support loaded");
       // Nor does it link a lambda of the library: each costs a fresh JVM 0.1-0.3 ms at its first
       // call, more than a class (docs/architecture.md, "First requests"). The JDK's own may.
       List<String> lambdas =
