@@ -102,9 +102,10 @@ import org.jspecify.annotations.Nullable;
  * performance by it.
  *
  * <p>On JDK 24 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
- * pmix-common is in): the shared-memory reader loads a native library ({@code libpmixjava}, or
- * JNA's), and {@code System.load} is a restricted method there (JEP 472); without the option the
- * JVM prints four warning lines on stderr at the first init (seen with JDK 25).
+ * pmix-common is in): the connector and the shared-memory reader load a native library ({@code
+ * libpmixjava}, or for the reader JNA's where that does not load), and {@code System.load} is a
+ * restricted method there (JEP 472); without the option the JVM prints four warning lines on
+ * stderr at the first init (seen with JDK 25), under any server.
  * Nothing else of this library warns there: its store mappings are unmapped by {@code
  * libpmixjava} (without it, on JDK 22 and later, through {@code java.lang.foreign.Arena}), never
  * through {@code sun.misc.Unsafe}.

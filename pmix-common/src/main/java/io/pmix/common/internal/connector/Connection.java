@@ -314,7 +314,6 @@ final class Connection implements SessionPart {
    */
   private final class Link implements ProgressLoop.Registrant {
     /** Set once, right after the link is made (the socket tells the link of its readiness). */
-    @SuppressWarnings("NullAway.Init")
     StreamSocket socket;
 
     private final ConnectPlan plan;
