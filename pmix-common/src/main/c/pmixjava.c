@@ -465,11 +465,14 @@ JNIEXPORT jint JNICALL NP(finishConnect0)(JNIEnv *env, jclass cls, jint fd)
 }
 
 /*
- * Reads up to len bytes into buf[off..]: how many (> 0), 0 at end of stream, NP_WOULD_BLOCK when
- * none is there, or -errno. The array is pinned for the call only; the read does not block.
+ * One read into buf[off..off+len) (out false) or one send of it (out true) on a non-blocking
+ * descriptor, the array pinned (GetPrimitiveArrayCritical) for that call only. Returns how many
+ * bytes (a read's 0: the end of the stream), NP_WOULD_BLOCK when the descriptor has none or takes
+ * none now, or -errno. A send is MSG_NOSIGNAL: a peer gone is EPIPE here, not SIGPIPE for the
+ * whole process.
  */
-JNIEXPORT jint JNICALL NP(read0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
-                                 jint len)
+JNIEXPORT jint JNICALL NP(transfer0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
+                                     jint len, jboolean out)
 {
     jbyte *a;
     ssize_t n;
@@ -482,38 +485,11 @@ JNIEXPORT jint JNICALL NP(read0)(JNIEnv *env, jclass cls, jint fd, jbyteArray bu
     if (NULL == a) {
         return -ENOMEM;
     }
-    n = read(fd, a + off, (size_t) len);
+    n = out ? send(fd, a + off, (size_t) len, MSG_NOSIGNAL) : read(fd, a + off, (size_t) len);
     e = errno;
-    (*env)->ReleasePrimitiveArrayCritical(env, buf, a, n > 0 ? 0 : JNI_ABORT);
+    (*env)->ReleasePrimitiveArrayCritical(env, buf, a, (!out && n > 0) ? 0 : JNI_ABORT);
     if (n < 0) {
-        return (EAGAIN == e || EWOULDBLOCK == e) ? NP_WOULD_BLOCK : (EINTR == e ? NP_WOULD_BLOCK : -e);
-    }
-    return (jint) n;
-}
-
-/*
- * Writes up to len bytes of buf[off..]: how many the socket took (0 when it takes none now), or
- * -errno. MSG_NOSIGNAL: a peer gone is EPIPE here, not SIGPIPE for the whole process.
- */
-JNIEXPORT jint JNICALL NP(write0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
-                                  jint len)
-{
-    jbyte *a;
-    ssize_t n;
-    int e;
-    (void) cls;
-    if (off < 0 || len < 0 || off > (*env)->GetArrayLength(env, buf) - len) {
-        return -EINVAL;
-    }
-    a = (*env)->GetPrimitiveArrayCritical(env, buf, NULL);
-    if (NULL == a) {
-        return -ENOMEM;
-    }
-    n = send(fd, a + off, (size_t) len, MSG_NOSIGNAL);
-    e = errno;
-    (*env)->ReleasePrimitiveArrayCritical(env, buf, a, JNI_ABORT);
-    if (n < 0) {
-        return (EAGAIN == e || EWOULDBLOCK == e || EINTR == e) ? 0 : -e;
+        return (EAGAIN == e || EWOULDBLOCK == e || EINTR == e) ? NP_WOULD_BLOCK : -e;
     }
     return (jint) n;
 }

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * after the close.
  */
 final class NativePoller extends Poller {
-  /** libpmixjava's "would block" answer of {@code read0}: outside errno's range. */
+  /** libpmixjava's "would block" answer of {@code transfer0}: outside errno's range. */
   private static final int WOULD_BLOCK = -0x10000;
 
   /** libpmixjava's answer of {@code connect0} when the host does not resolve. */
@@ -219,7 +219,7 @@ final class NativePoller extends Poller {
 
     @Override
     int read(byte[] b, int off, int len) throws IOException {
-      int r = read0(openFd(), b, off, len);
+      int r = transfer0(openFd(), b, off, len, false);
       if (r > 0) {
         return r;
       }
@@ -237,7 +237,10 @@ final class NativePoller extends Poller {
       if (len == 0) {
         return 0;
       }
-      int r = write0(openFd(), b, off, len);
+      int r = transfer0(openFd(), b, off, len, true);
+      if (r == WOULD_BLOCK) {
+        return 0;
+      }
       if (r < 0) {
         throw new IOException("write: " + strerror0(-r));
       }
@@ -301,9 +304,7 @@ final class NativePoller extends Poller {
 
   private static native int finishConnect0(int fd);
 
-  private static native int read0(int fd, byte[] b, int off, int len);
-
-  private static native int write0(int fd, byte[] b, int off, int len);
+  private static native int transfer0(int fd, byte[] b, int off, int len, boolean out);
 
   private static native int close0(int fd);
 
