@@ -67,6 +67,8 @@ public final class JobData {
    * read job data off the progress thread.
    */
   private final Map<WireFormat, byte[]> packedBodies = new ConcurrentHashMap<>();
+  /** {@link #arraysBody} per wire format, for the same reason as {@link #packedBodies}. */
+  private final Map<WireFormat, byte[]> packedArrays = new ConcurrentHashMap<>();
 
   /** The job size. */
   final int nprocs;
@@ -478,15 +480,25 @@ public final class JobData {
     }
   }
 
-  /** What {@link #writeArrays} appends, in {@code format}: a dstore client's REQ reply body. */
+  /**
+   * What {@link #writeArrays} appends, in {@code format}: a dstore client's REQ reply body. Packed
+   * once per format, as the hash body is: the node array's local peers grow with the job, so
+   * packing them per connection cost every job O(N^2), and every re-init of a client again.
+   * Each call has its own copy.
+   */
   public byte[] arraysBody(WireFormat format) {
-    ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
-    try {
-      writeArrays(new PmixWriter(b, format));
-      return ByteBufUtil.getBytes(b);
-    } finally {
-      b.release();
+    byte[] packed = packedArrays.get(format);
+    if (packed == null) {
+      ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
+      try {
+        writeArrays(new PmixWriter(b, format));
+        packed = ByteBufUtil.getBytes(b);
+      } finally {
+        b.release();
+      }
+      packedArrays.put(format, packed);
     }
+    return packed.clone();
   }
 
   /**

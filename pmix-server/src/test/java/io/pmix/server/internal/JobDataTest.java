@@ -48,6 +48,28 @@ class JobDataTest {
   }
 
   @Test
+  void theReusedArraysBodyIsWhatAFreshPackMakesInEveryFormatAndEachCallersOwn() {
+    JobData reused = build(4);
+    byte[] plain = reused.arraysBody(WireFormat.DEFAULT);
+    byte[] described = reused.arraysBody(WireFormat.FULLY_DESCRIBED);
+    assertNotEquals(plain.length, described.length, "the formats pack differently");
+    for (int i = 0; i < 3; i++) {
+      assertArrayEquals(
+          build(4).arraysBody(WireFormat.DEFAULT), reused.arraysBody(WireFormat.DEFAULT));
+      assertArrayEquals(
+          build(4).arraysBody(WireFormat.FULLY_DESCRIBED),
+          reused.arraysBody(WireFormat.FULLY_DESCRIBED));
+    }
+    // A caller changing its copy changes no later reply.
+    Arrays.fill(plain, (byte) 0);
+    assertArrayEquals(
+        build(4).arraysBody(WireFormat.DEFAULT), reused.arraysBody(WireFormat.DEFAULT));
+    assertFalse(
+        Arrays.equals(
+            build(4).arraysBody(WireFormat.DEFAULT), build(5).arraysBody(WireFormat.DEFAULT)));
+  }
+
+  @Test
   void otherJobDataPacksItsOwnBody() {
     byte[] four = build(4).replyBody(WireFormat.DEFAULT);
     byte[] five = build(5).replyBody(WireFormat.DEFAULT);
