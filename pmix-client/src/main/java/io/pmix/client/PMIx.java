@@ -41,7 +41,7 @@ import org.jspecify.annotations.Nullable;
  * pmix-java's small native library ({@code libpmixjava}, below), not through NIO, whose first
  * {@code Selector} and {@code SocketChannel}, with the JDK's file channels, loaded 80 more of the
  * JDK's classes (20-30 ms of a fresh JVM on the test machine; where that library does not load,
- * the connector uses them, and the JVM loads them): one rank's first init
+ * or with {@code -Dio.pmix.connector.poller=nio}, the connector uses them): one rank's first init
  * under libpmix's host server, 8 rounds of each alternating, median 84 -> 61 ms; two ranks
  * starting at once ({@code bin/bench-client}) 94 -> 73 ms, and a tool's first init 94 -> 61 ms.
  * Measured earlier on a 2-core machine (JDK 17, {@code bin/bench-client}, the C client

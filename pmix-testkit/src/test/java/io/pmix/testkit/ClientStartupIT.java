@@ -118,6 +118,46 @@ class ClientStartupIT {
     }
   }
 
+  /**
+   * Where pmix-java's library does not load (another architecture), or when asked with {@code
+   * -Dio.pmix.connector.poller=nio}, the connector runs on NIO: the same client cycle works there.
+   */
+  @Test
+  void aClientCycleOnTheNioPollerWorksToo() throws IOException {
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            Duration.ofSeconds(90),
+            List.of(),
+            Map.of("PMIXRUN_JAVA_OPTS", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")),
+            "-n",
+            "2",
+            "--timeout",
+            "60",
+            "--",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Dio.pmix.connector.poller=nio",
+            "-Xlog:class+load=info:file=nio-classes-%p.txt",
+            "-cp",
+            System.getProperty("java.class.path"),
+            JavaClientMain.class.getName());
+    assertEquals(0, p.exit(), p::describe);
+    List<Path> logs;
+    try (Stream<Path> s = Files.list(p.out.getParent())) {
+      logs = s.filter(f -> f.getFileName().toString().startsWith("nio-classes-")).sorted().toList();
+    }
+    assertEquals(2, logs.size(), "one class-load log per rank: " + logs);
+    for (Path log : logs) {
+      List<String> lines = Files.readAllLines(log);
+      String nio = " io.pmix.common.internal.connector.NioPoller$Socket ";
+      assertTrue(
+          lines.stream().anyMatch(l -> l.contains(nio)), log + ": the rank did not connect by NIO");
+      assertNoneLoaded(
+          lines,
+          " io.pmix.common.internal.connector.NativePoller$Socket ",
+          log + ": the native poller's socket was used though NIO was asked for");
+    }
+  }
+
   /** Fails naming the first few classes loaded whose line holds {@code prefix}. */
   private static void assertNoneLoaded(List<String> lines, String prefix, String what) {
     List<String> hits = lines.stream().filter(l -> l.contains(prefix)).toList();

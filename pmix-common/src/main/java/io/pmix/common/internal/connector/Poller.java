@@ -29,8 +29,28 @@ abstract class Poller {
   /** Interest and readiness: a connect in progress has an outcome. */
   static final int OP_CONNECT = 8;
 
-  /** The poller for a new loop: native when pmix-java's library is loaded, else NIO. */
+  /**
+   * The system property that chooses the poller: {@code nio} for NIO's always (a way around the
+   * native one, should a site's sandbox refuse its calls), {@code auto} (the default) for the
+   * native one where pmix-java's library loads.
+   */
+  static final String PROPERTY = "io.pmix.connector.poller";
+
+  /**
+   * The poller for a new loop, as {@link #PROPERTY} says: by default native when pmix-java's
+   * library is loaded, else NIO.
+   *
+   * @throws IllegalArgumentException if the property has another value
+   */
   static Poller open() throws IOException {
+    String choice = System.getProperty(PROPERTY, "auto");
+    if (choice.equals("nio")) {
+      return NioPoller.open();
+    }
+    if (!choice.equals("auto")) {
+      throw new IllegalArgumentException(
+          "-D" + PROPERTY + "=" + choice + ": the poller is auto (the default) or nio");
+    }
     Poller p = NativePoller.tryOpen();
     return p != null ? p : NioPoller.open();
   }

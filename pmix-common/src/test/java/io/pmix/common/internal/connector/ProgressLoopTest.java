@@ -45,6 +45,31 @@ class ProgressLoopTest {
     }
   }
 
+  @Test
+  void thePropertyChoosesNioOrRefusesWhatItDoesNotKnow() throws IOException {
+    try {
+      System.setProperty(Poller.PROPERTY, "nio");
+      Poller p = Poller.open();
+      try {
+        assertInstanceOf(NioPoller.class, p);
+      } finally {
+        p.close();
+      }
+      System.setProperty(Poller.PROPERTY, "epoll");
+      var e = assertThrows(IllegalArgumentException.class, Poller::open);
+      assertTrue(e.getMessage().contains("io.pmix.connector.poller=epoll"), e.getMessage());
+      System.setProperty(Poller.PROPERTY, "auto");
+      Poller q = Poller.open();
+      try {
+        assertInstanceOf(NativePoller.class, q);
+      } finally {
+        q.close();
+      }
+    } finally {
+      System.clearProperty(Poller.PROPERTY);
+    }
+  }
+
   @Nested
   class OnNativePoller extends Contract {
     @Override
