@@ -25,6 +25,7 @@ import io.pmix.common.internal.wire.Tags;
 import io.pmix.common.internal.wire.ToolReply;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -422,9 +423,7 @@ final class Connection implements SessionPart {
         close();
         return;
       }
-      byte[] bytes = new byte[req.writerIndex()];
-      req.nioBuffer(0, bytes.length).get(bytes);
-      write(bytes);
+      write(req.toByteArray());
     }
 
     /**
@@ -436,21 +435,11 @@ final class Connection implements SessionPart {
     void writeFrame(int pindex, int tag, WireBuffer payload) {
       int n = payload.readableBytes();
       byte[] frame = new byte[FrameDecoder.HEADER_LENGTH + n];
-      putInt(frame, 0, pindex);
-      putInt(frame, 4, tag);
-      putInt(frame, 8, n);
+      ByteBuffer.wrap(frame).putInt(pindex).putInt(tag).putInt(n); // network order, then 4 zeros
       if (n > 0) {
         payload.nioBuffer(payload.readerIndex(), n).get(frame, FrameDecoder.HEADER_LENGTH, n);
       }
       write(frame);
-    }
-
-    /** {@code v} at {@code b[at]} in network byte order, as the header's fields travel. */
-    private void putInt(byte[] b, int at, int v) {
-      b[at] = (byte) (v >>> 24);
-      b[at + 1] = (byte) (v >>> 16);
-      b[at + 2] = (byte) (v >>> 8);
-      b[at + 3] = (byte) v;
     }
 
     private void write(byte[] bytes) {

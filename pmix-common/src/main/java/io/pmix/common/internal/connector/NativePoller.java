@@ -112,9 +112,9 @@ final class NativePoller extends Poller {
     if (r < 0) {
       throw new IOException("poll: " + strerror0(-r));
     }
-    for (int i = 1; i < n && r > 0; i++) {
+    for (int i = 1; i < n; i++) {
       Socket s = polled[i];
-      polled[i] = null;
+      polled[i] = null; // not kept past the round
       int rev = fds[i] < 0 ? 0 : revents[i];
       if (rev == 0) {
         continue;
@@ -135,9 +135,6 @@ final class NativePoller extends Poller {
       if (ready != 0 && s.fd >= 0) {
         tell(s.registrant, ready);
       }
-    }
-    for (int i = 1; i < n; i++) {
-      polled[i] = null;
     }
   }
 
