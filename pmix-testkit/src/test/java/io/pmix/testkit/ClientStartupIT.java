@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -34,33 +35,10 @@ class ClientStartupIT {
 
   @Test
   void aClientCycleLoadsNoNettyNoGuavaCollectionsAndFewClasses() throws IOException {
-    PmixRunProcess p =
-        PmixRunProcess.run(
-            Duration.ofSeconds(90),
-            List.of(),
-            // pmixrun's own JVM too: the server serves the cycle's requests.
-            Map.of(
-                "PMIXRUN_JAVA_OPTS",
-                "-Djava.io.tmpdir="
-                    + System.getProperty("java.io.tmpdir")
-                    + " -Xlog:class+load=info:file=server-classes.txt"),
-            "-n",
-            "2",
-            "--timeout",
-            "60",
-            "--",
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            // Relative: each rank writes in pmixrun's working directory, under target/.
-            "-Xlog:class+load=info:file=classes-%p.txt",
-            "-cp",
-            System.getProperty("java.class.path"),
-            JavaClientMain.class.getName());
-    assertEquals(0, p.exit(), p::describe);
-    List<Path> logs;
-    try (Stream<Path> s = Files.list(p.out.getParent())) {
-      logs = s.filter(f -> f.getFileName().toString().startsWith("classes-")).sorted().toList();
-    }
-    assertEquals(2, logs.size(), "one class-load log per rank: " + logs);
+    // pmixrun's own JVM too: the server serves the cycle's requests.
+    CycleRun run = runCycle("classes-", " -Xlog:class+load=info:file=server-classes.txt");
+    PmixRunProcess p = run.pmixrun();
+    List<Path> logs = run.logs();
     List<String> server = Files.readAllLines(p.out.getParent().resolve("server-classes.txt"));
     assertTrue(
         server.stream().anyMatch(l -> l.contains(" io.pmix.server.PMIxServer ")),
@@ -124,28 +102,7 @@ class ClientStartupIT {
    */
   @Test
   void aClientCycleOnTheNioPollerWorksToo() throws IOException {
-    PmixRunProcess p =
-        PmixRunProcess.run(
-            Duration.ofSeconds(90),
-            List.of(),
-            Map.of("PMIXRUN_JAVA_OPTS", "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir")),
-            "-n",
-            "2",
-            "--timeout",
-            "60",
-            "--",
-            Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-            "-Dio.pmix.connector.poller=nio",
-            "-Xlog:class+load=info:file=nio-classes-%p.txt",
-            "-cp",
-            System.getProperty("java.class.path"),
-            JavaClientMain.class.getName());
-    assertEquals(0, p.exit(), p::describe);
-    List<Path> logs;
-    try (Stream<Path> s = Files.list(p.out.getParent())) {
-      logs = s.filter(f -> f.getFileName().toString().startsWith("nio-classes-")).sorted().toList();
-    }
-    assertEquals(2, logs.size(), "one class-load log per rank: " + logs);
+    List<Path> logs = runCycle("nio-classes-", "", "-Dio.pmix.connector.poller=nio").logs();
     for (Path log : logs) {
       List<String> lines = Files.readAllLines(log);
       String nio = " io.pmix.common.internal.connector.NioPoller$Socket ";
@@ -156,6 +113,41 @@ class ClientStartupIT {
           " io.pmix.common.internal.connector.NativePoller$Socket ",
           log + ": the native poller's socket was used though NIO was asked for");
     }
+  }
+
+  /** A 2-rank job of {@link JavaClientMain} under pmixrun, and the ranks' class-load logs. */
+  private record CycleRun(PmixRunProcess pmixrun, List<Path> logs) {}
+
+  /**
+   * Runs the job, the ranks' JVMs with {@code rankOptions} and a class-load log each, named {@code
+   * prefix<pid>.txt}, pmixrun's with {@code serverOptions} appended; fails unless it succeeded
+   * with two logs.
+   */
+  private static CycleRun runCycle(String prefix, String serverOptions, String... rankOptions)
+      throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.addAll(List.of("-n", "2", "--timeout", "60", "--"));
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(List.of(rankOptions));
+    // Relative: each rank writes in pmixrun's working directory, under target/.
+    cmd.add("-Xlog:class+load=info:file=" + prefix + "%p.txt");
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path")));
+    cmd.add(JavaClientMain.class.getName());
+    PmixRunProcess p =
+        PmixRunProcess.run(
+            Duration.ofSeconds(90),
+            List.of(),
+            Map.of(
+                "PMIXRUN_JAVA_OPTS",
+                "-Djava.io.tmpdir=" + System.getProperty("java.io.tmpdir") + serverOptions),
+            cmd.toArray(new String[0]));
+    assertEquals(0, p.exit(), p::describe);
+    List<Path> logs;
+    try (Stream<Path> s = Files.list(p.out.getParent())) {
+      logs = s.filter(f -> f.getFileName().toString().startsWith(prefix)).sorted().toList();
+    }
+    assertEquals(2, logs.size(), "one class-load log per rank: " + logs);
+    return new CycleRun(p, logs);
   }
 
   /** Fails naming the first few classes loaded whose line holds {@code prefix}. */
