@@ -103,7 +103,12 @@ import org.jspecify.annotations.Nullable;
  * {@code io.pmix.client.PMIx}). Measured ({@code bin/bench-client}, a tool forked by the job's
  * rank 0 attaching by the server's pid, one sitting under load on a 2-core machine): a first
  * {@code PMIxTool.init} of 87 ms under libpmix's host server (the C tool: 2.2 ms) and 122 ms under
- * {@code bin/pmixrun} (C: 10 ms). Class-data sharing cuts it as for the client.
+ * {@code bin/pmixrun} (C: 10 ms). Since then the connector waits and connects through pmix-java's
+ * native library instead of NIO, and the tool takes its pid and command from /proc and lists the
+ * rendezvous directories itself (the JDK's {@code ProcessHandle} and tree walker cost a fresh JVM
+ * 9-12 and 3-4 ms): one tool's first init, old and new jar alternating, median 71 -> 56 ms; in
+ * {@code bin/bench-client}'s later run 52-83 ms (C: 2.4 ms) and 78 ms under {@code bin/pmixrun}
+ * (C: 8.4 ms). Class-data sharing cuts it as for the client.
  *
  * <p>Not implemented: attaching to several servers at once ({@code PMIx_tool_attach_to_server},
  * {@code PMIx_tool_disconnect}, {@code PMIx_tool_set_server}), publish/lookup, allocation,
