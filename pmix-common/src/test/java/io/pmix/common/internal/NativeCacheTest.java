@@ -6,12 +6,17 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.pmix.common.internal.connector.LocalProcess;
+import java.io.InputStream;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -74,6 +79,32 @@ class NativeCacheTest {
     Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rwxr-xr-x"));
     assertNotNull(NativeCache.cachedCopy(root, "jna", jar, ENTRY, FILE, UID));
     assertNull(NativeCache.cachedCopy(root, "jna", jar, ENTRY, FILE, UID + 1), "owned by someone else");
+  }
+
+  /** A class with nothing to load but Object, for a loader of its own. */
+  static final class Marker {}
+
+  @Test
+  void theCodeSourceIsTheJarOrDirectoryEvenWhereItsNameWasEscaped(@TempDir Path tmp)
+      throws Exception {
+    // The class directory or jar of these tests: the path the class loader escaped nothing in.
+    assertEquals(
+        Path.of(NativeCacheTest.class.getProtectionDomain().getCodeSource().getLocation().toURI()),
+        NativeCache.codeSourceOf(NativeCacheTest.class));
+    // A jar below a directory whose name its URL escapes (space, percent, hash).
+    Path jar = Files.createDirectories(tmp.resolve("a b%c#d")).resolve("m.jar");
+    String entry = Marker.class.getName().replace('.', '/') + ".class";
+    try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar));
+        InputStream in = NativeCacheTest.class.getClassLoader().getResourceAsStream(entry)) {
+      out.putNextEntry(new JarEntry(entry));
+      in.transferTo(out);
+      out.closeEntry();
+    }
+    try (URLClassLoader own = new URLClassLoader(new URL[] {jar.toUri().toURL()}, null)) {
+      Class<?> c = own.loadClass(Marker.class.getName());
+      assertEquals(own, c.getClassLoader());
+      assertEquals(jar, NativeCache.codeSourceOf(c));
+    }
   }
 
   @Test
