@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,36 +32,35 @@ class JobDataTest {
     return JobData.build(job(n), n, List.of(), "vm", null);
   }
 
+  /**
+   * A body packed once per format is, call after call and with the formats alternating, what a
+   * fresh pack of the same job data makes; the formats pack differently.
+   */
+  private static void assertReusedIsFresh(BiFunction<JobData, WireFormat, byte[]> body) {
+    JobData reused = build(4);
+    byte[] plain = body.apply(reused, WireFormat.DEFAULT);
+    byte[] described = body.apply(reused, WireFormat.FULLY_DESCRIBED);
+    assertNotEquals(plain.length, described.length, "the formats pack differently");
+    for (int i = 0; i < 3; i++) {
+      for (WireFormat f : List.of(WireFormat.DEFAULT, WireFormat.FULLY_DESCRIBED)) {
+        assertArrayEquals(body.apply(build(4), f), body.apply(reused, f));
+      }
+    }
+    assertArrayEquals(plain, body.apply(reused, WireFormat.DEFAULT));
+    assertArrayEquals(described, body.apply(reused, WireFormat.FULLY_DESCRIBED));
+  }
+
   @Test
   void theReusedBodyIsWhatAFreshPackMakesInEveryFormat() {
-    JobData reused = build(4);
-    byte[] plain = reused.replyBody(WireFormat.DEFAULT);
-    byte[] described = reused.replyBody(WireFormat.FULLY_DESCRIBED);
-    assertNotEquals(plain.length, described.length, "the formats pack differently");
-    // Alternating formats must not mix the cached bodies up.
-    for (int i = 0; i < 3; i++) {
-      assertArrayEquals(build(4).replyBody(WireFormat.DEFAULT), reused.replyBody(WireFormat.DEFAULT));
-      assertArrayEquals(
-          build(4).replyBody(WireFormat.FULLY_DESCRIBED), reused.replyBody(WireFormat.FULLY_DESCRIBED));
-    }
-    assertArrayEquals(plain, reused.replyBody(WireFormat.DEFAULT));
-    assertArrayEquals(described, reused.replyBody(WireFormat.FULLY_DESCRIBED));
+    assertReusedIsFresh(JobData::replyBody);
   }
 
   @Test
   void theReusedArraysBodyIsWhatAFreshPackMakesInEveryFormatAndEachCallersOwn() {
+    assertReusedIsFresh(JobData::arraysBody);
+    // A caller changing its copy changes no later reply.
     JobData reused = build(4);
     byte[] plain = reused.arraysBody(WireFormat.DEFAULT);
-    byte[] described = reused.arraysBody(WireFormat.FULLY_DESCRIBED);
-    assertNotEquals(plain.length, described.length, "the formats pack differently");
-    for (int i = 0; i < 3; i++) {
-      assertArrayEquals(
-          build(4).arraysBody(WireFormat.DEFAULT), reused.arraysBody(WireFormat.DEFAULT));
-      assertArrayEquals(
-          build(4).arraysBody(WireFormat.FULLY_DESCRIBED),
-          reused.arraysBody(WireFormat.FULLY_DESCRIBED));
-    }
-    // A caller changing its copy changes no later reply.
     Arrays.fill(plain, (byte) 0);
     assertArrayEquals(
         build(4).arraysBody(WireFormat.DEFAULT), reused.arraysBody(WireFormat.DEFAULT));

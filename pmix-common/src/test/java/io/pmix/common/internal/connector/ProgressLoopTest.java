@@ -34,37 +34,32 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(30)
 class ProgressLoopTest {
-  @Test
-  void thisBuildPollsThroughItsOwnLibrary() throws IOException {
-    assertTrue(PmixNativeLibrary.load(), PmixNativeLibrary.failure());
+  /** The poller a new loop would open now is a {@code kind}. */
+  private static void assertOpens(Class<? extends Poller> kind) throws IOException {
     Poller p = Poller.open();
     try {
-      assertInstanceOf(NativePoller.class, p);
+      assertInstanceOf(kind, p);
     } finally {
       p.close();
     }
   }
 
   @Test
+  void thisBuildPollsThroughItsOwnLibrary() throws IOException {
+    assertTrue(PmixNativeLibrary.load(), PmixNativeLibrary.failure());
+    assertOpens(NativePoller.class);
+  }
+
+  @Test
   void thePropertyChoosesNioOrRefusesWhatItDoesNotKnow() throws IOException {
     try {
       System.setProperty(Poller.PROPERTY, "nio");
-      Poller p = Poller.open();
-      try {
-        assertInstanceOf(NioPoller.class, p);
-      } finally {
-        p.close();
-      }
+      assertOpens(NioPoller.class);
       System.setProperty(Poller.PROPERTY, "epoll");
       var e = assertThrows(IllegalArgumentException.class, Poller::open);
       assertTrue(e.getMessage().contains("io.pmix.connector.poller=epoll"), e.getMessage());
       System.setProperty(Poller.PROPERTY, "auto");
-      Poller q = Poller.open();
-      try {
-        assertInstanceOf(NativePoller.class, q);
-      } finally {
-        q.close();
-      }
+      assertOpens(NativePoller.class);
     } finally {
       System.clearProperty(Poller.PROPERTY);
     }
@@ -187,8 +182,11 @@ class ProgressLoopTest {
       assertEquals(0, ran.getCount());
     }
 
-    /** A loop socket connected to a listener of the test's, and the listener's end. */
-    private final class Pair {
+    /**
+     * A loop socket connected to a listener of the test's, and the listener's end; closing it
+     * closes the listener.
+     */
+    private final class Pair implements AutoCloseable {
       final ServerSocketChannel server;
       final CompletableFuture<StreamSocket> socket = new CompletableFuture<>();
       final CompletableFuture<Void> connected = new CompletableFuture<>();
@@ -205,6 +203,27 @@ class ProgressLoopTest {
 
       int port() throws IOException {
         return ((InetSocketAddress) server.getLocalAddress()).getPort();
+      }
+
+      @Override
+      public void close() throws IOException {
+        server.close();
+      }
+
+      /**
+       * Connects from the loop to the listener at 127.0.0.1 and returns the listener's end, once
+       * the loop's socket has its connect's outcome.
+       */
+      SocketChannel connectedPeer() throws Exception {
+        connect("127.0.0.1", port());
+        SocketChannel peer = server.accept();
+        try {
+          connected.get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          peer.close();
+          throw e;
+        }
+        return peer;
       }
 
       /** Connects from the loop, reading whatever comes into {@link #received}. */
@@ -311,11 +330,8 @@ class ProgressLoopTest {
     @Test
     void aSocketConnectsReadsWritesAndIsClosedAtShutdownWithItsRegistrantTold() throws Exception {
       List<String> fds = ProcessResources.openFds();
-      Pair p = new Pair();
-      try (ServerSocketChannel server = p.server) {
-        p.connect(InetAddress.getLoopbackAddress().getHostAddress(), p.port());
-        try (SocketChannel peer = server.accept()) {
-          p.connected.get(10, TimeUnit.SECONDS);
+      try (Pair p = new Pair()) {
+        try (SocketChannel peer = p.connectedPeer()) {
           p.expect = 4;
           peer.write(ByteBuffer.wrap("ping".getBytes(StandardCharsets.US_ASCII)));
           assertEquals("ping", new String(p.got.get(10, TimeUnit.SECONDS), StandardCharsets.US_ASCII));
@@ -341,33 +357,26 @@ class ProgressLoopTest {
 
     @Test
     void whatTheSocketCannotTakeAtOnceGoesWhenItCan() throws Exception {
-      Pair p = new Pair();
-      try (ServerSocketChannel server = p.server) {
-        p.connect("127.0.0.1", p.port());
-        try (SocketChannel peer = server.accept()) {
-          p.connected.get(10, TimeUnit.SECONDS);
-          // Far more than the two sockets' buffers hold while the peer does not read.
-          byte[] data = new byte[32 << 20];
-          for (int i = 0; i < data.length; i++) {
-            data[i] = (byte) (i * 31 + (i >>> 11));
-          }
-          p.send(data);
-          ByteBuffer in = ByteBuffer.allocate(data.length);
-          while (in.hasRemaining()) {
-            assertTrue(peer.read(in) > 0);
-          }
-          assertTrue(Arrays.equals(data, in.array()));
+      try (Pair p = new Pair();
+          SocketChannel peer = p.connectedPeer()) {
+        // Far more than the two sockets' buffers hold while the peer does not read.
+        byte[] data = new byte[32 << 20];
+        for (int i = 0; i < data.length; i++) {
+          data[i] = (byte) (i * 31 + (i >>> 11));
         }
+        p.send(data);
+        ByteBuffer in = ByteBuffer.allocate(data.length);
+        while (in.hasRemaining()) {
+          assertTrue(peer.read(in) > 0);
+        }
+        assertTrue(Arrays.equals(data, in.array()));
       }
     }
 
     @Test
     void thePeersCloseIsTheEndOfTheStream() throws Exception {
-      Pair p = new Pair();
-      try (ServerSocketChannel server = p.server) {
-        p.connect("127.0.0.1", p.port());
-        try (SocketChannel peer = server.accept()) {
-          p.connected.get(10, TimeUnit.SECONDS);
+      try (Pair p = new Pair()) {
+        try (SocketChannel peer = p.connectedPeer()) {
           peer.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
         }
         assertEquals(3, p.ended.get(10, TimeUnit.SECONDS));
@@ -382,8 +391,7 @@ class ProgressLoopTest {
         gone.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         port = ((InetSocketAddress) gone.getLocalAddress()).getPort();
       }
-      Pair p = new Pair();
-      try (ServerSocketChannel unused = p.server) {
+      try (Pair p = new Pair()) {
         p.connect("127.0.0.1", port);
         // Refused at once or through the connect's outcome, depending on the kernel's timing.
         var e = assertThrows(Exception.class, () -> p.connected.get(10, TimeUnit.SECONDS));
@@ -393,8 +401,7 @@ class ProgressLoopTest {
 
     @Test
     void aHostThatDoesNotResolveFailsTheConnect() throws Exception {
-      Pair p = new Pair();
-      try (ServerSocketChannel unused = p.server) {
+      try (Pair p = new Pair()) {
         p.connect("no-such-host.invalid", p.port());
         var e = assertThrows(Exception.class, () -> p.connected.get(30, TimeUnit.SECONDS));
         assertInstanceOf(IOException.class, e.getCause(), e.toString());
@@ -405,12 +412,13 @@ class ProgressLoopTest {
     void anIpv6LoopbackConnects() throws Exception {
       try (ServerSocketChannel server = ServerSocketChannel.open()) {
         try {
-          server.bind(new InetSocketAddress(InetAddress.getByName("::1"), 0));
+          byte[] loopback6 = new byte[16];
+          loopback6[15] = 1; // ::1
+          server.bind(new InetSocketAddress(InetAddress.getByAddress(loopback6), 0));
         } catch (IOException e) {
           org.junit.jupiter.api.Assumptions.abort("no IPv6 loopback here: " + e);
         }
-        Pair p = new Pair();
-        try (ServerSocketChannel unused = p.server) {
+        try (Pair p = new Pair()) {
           p.connect("::1", ((InetSocketAddress) server.getLocalAddress()).getPort());
           try (SocketChannel peer = server.accept()) {
             p.connected.get(10, TimeUnit.SECONDS);
