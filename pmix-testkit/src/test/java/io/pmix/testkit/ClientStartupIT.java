@@ -10,7 +10,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Stream;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -89,10 +93,49 @@ class ClientStartupIT {
           List.of(),
           lambdas.subList(0, Math.min(5, lambdas.size())),
           log + ": the library linked lambdas in a client cycle (" + lambdas.size() + ")");
+      // Nor classes only another path uses, loaded by the verifier to check a subtype: the NIO
+      // poller (the native one runs here) and the server's Netty-backed wire buffer.
+      assertNoneLoaded(
+          lines, " io.pmix.common.internal.connector.NioPoller ", log + ": the NIO poller loaded");
+      assertNoneLoaded(
+          lines, " io.pmix.common.codec.ByteBufWireBuffer ", log + ": a Netty buffer view loaded");
       long app = lines.stream().filter(l -> l.contains("source: file:")).count();
       assertTrue(
           app <= MAX_APP_CLASSES,
           log + ": " + app + " classes from the class path, more than " + MAX_APP_CLASSES);
+    }
+  }
+
+  /**
+   * The jars a client's classes come from store their classes rather than deflate them: a fresh
+   * JVM's class loader then reads each of the ~110 classes a first init loads without inflating it
+   * (3 ms of a first init, docs/architecture.md). Run by Maven, which puts the modules' jars on
+   * the class path.
+   */
+  @Test
+  void theClientsClassesComeFromJarsThatStoreThem() throws IOException {
+    Set<Path> jars = new TreeSet<>();
+    for (Path log : runCycle("jars-", "").logs()) {
+      for (String l : Files.readAllLines(log)) {
+        int at = l.indexOf(" source: file:");
+        if (l.contains(" io.pmix.") && at >= 0 && l.endsWith(".jar")) {
+          jars.add(Path.of(l.substring(at + " source: file:".length())));
+        }
+      }
+    }
+    assertTrue(
+        jars.stream().anyMatch(j -> j.getFileName().toString().startsWith("pmix-common-")),
+        "the client's classes did not come from pmix-common's jar: " + jars);
+    for (Path jar : jars) {
+      try (ZipFile zip = new ZipFile(jar.toFile())) {
+        List<String> deflated =
+            zip.stream()
+                .filter(e -> e.getName().endsWith(".class") && e.getMethod() != ZipEntry.STORED)
+                .map(ZipEntry::getName)
+                .limit(5)
+                .toList();
+        assertEquals(List.of(), deflated, jar + ": classes deflated");
+      }
     }
   }
 

@@ -10,6 +10,14 @@ import java.nio.charset.Charset;
 final class ByteBufWireBuffer extends WireBuffer {
   private final ByteBuf buf;
 
+  /**
+   * A view of {@code buf}. Declared as the supertype: verifying {@link WireBuffer#of} then does not
+   * load this class, which a client's connector (byte arrays only) never uses.
+   */
+  static WireBuffer over(ByteBuf buf) {
+    return new ByteBufWireBuffer(buf);
+  }
+
   ByteBufWireBuffer(ByteBuf buf) {
     this.buf = requireNonNull(buf, "buf");
   }

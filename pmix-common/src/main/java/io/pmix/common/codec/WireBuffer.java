@@ -52,7 +52,7 @@ public abstract class WireBuffer {
 
   /** A view of {@code buf}: reads and writes move its indices. The caller keeps ownership. */
   public static WireBuffer of(ByteBuf buf) {
-    return new ByteBufWireBuffer(buf);
+    return ByteBufWireBuffer.over(buf);
   }
 
   /** The Netty buffer behind this view, or null for an array-backed buffer. */
