@@ -76,7 +76,7 @@ JNIEXPORT jint JNICALL JNI_NAME(abiVersion)(JNIEnv *env, jclass cls)
 {
     (void) env;
     (void) cls;
-    return 3;
+    return 4;
 }
 
 JNIEXPORT jlong JNICALL JNI_NAME(address0)(JNIEnv *env, jclass cls, jobject direct)
@@ -187,7 +187,9 @@ JNIEXPORT jint JNICALL JNI_NAME(rwlockUnlock)(JNIEnv *env, jobject self, jlong r
 
 /*
  * SockDiagCall.exchange0: sends one netlink sock_diag request (built by the Java side) on a new
- * NETLINK_SOCK_DIAG socket and receives one answer into reply, waiting waitMicros at most.
+ * NETLINK_SOCK_DIAG socket and receives one answer into reply, waiting waitMicros at most; with
+ * waitMicros 0 not at all (MSG_DONTWAIT: the kernel queues its answer to a request for one socket
+ * while handling the send, so it is there or the call fails with -EAGAIN).
  * Returns the answer's length, or -errno of the call that failed.
  */
 #define REQUEST_MAX 256
@@ -217,16 +219,18 @@ JNIEXPORT jint JNICALL Java_io_pmix_common_internal_SockDiagCall_exchange0(JNIEn
     if (fd < 0) {
         return -errno;
     }
-    tv.tv_sec = (time_t) (waitMicros / 1000000);
-    tv.tv_usec = (suseconds_t) (waitMicros % 1000000);
-    (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (waitMicros > 0) {
+        tv.tv_sec = (time_t) (waitMicros / 1000000);
+        tv.tv_usec = (suseconds_t) (waitMicros % 1000000);
+        (void) setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    }
     n = send(fd, req, (size_t) reqLen, 0);
     if (n != (ssize_t) reqLen) {
         err = n < 0 ? errno : EMSGSIZE;
         close(fd);
         return -err;
     }
-    n = recv(fd, ans, (size_t) ansLen, 0);
+    n = recv(fd, ans, (size_t) ansLen, waitMicros > 0 ? 0 : MSG_DONTWAIT);
     err = errno;
     close(fd);
     if (n < 0) {

@@ -16,7 +16,9 @@ public final class SockDiagCall {
 
   /**
    * Sends {@code request} (at most 256 bytes) and receives one answer into {@code reply}, waiting
-   * {@code waitMicros} at most for it.
+   * {@code waitMicros} at most for it; with 0, not at all: the answer to a request for one socket
+   * is queued while the kernel handles the send, so it is there, or the call returns {@code
+   * -EAGAIN} (11).
    *
    * @return the answer's length, or minus the {@code errno} of the call that failed
    * @throws UnsatisfiedLinkError if {@link #available} is false

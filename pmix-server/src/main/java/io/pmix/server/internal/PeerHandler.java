@@ -219,11 +219,13 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * Starts the socket-owner lookup off the progress thread (it makes blocking system calls). It
-   * is bounded: past {@link #OWNER_LOOKUP_DEADLINE} the owner counts as unknown (a client is then
-   * refused unless claims are trusted); and it is skipped if the connection closed, or the
-   * deadline passed, before its turn came (issue #19: a queue of hostile connections delayed
-   * legitimate ones by a minute).
+   * Looks the socket's owner up: at once where the kernel answers without a wait ({@link
+   * SocketOwner#ownerUidAtOnce}, no blocking call: no hop to the lookup thread and back, each
+   * connection's handshake answered sooner), else off the progress thread (blocking system calls
+   * or file reads). The latter is bounded: past {@link #OWNER_LOOKUP_DEADLINE} the owner counts
+   * as unknown (a client is then refused unless claims are trusted); and it is skipped if the
+   * connection closed, or the deadline passed, before its turn came (issue #19: a queue of
+   * hostile connections delayed legitimate ones by a minute).
    */
   private CompletableFuture<OptionalInt> lookUpOwner(
       ChannelHandlerContext ctx, InetSocketAddress remote, InetSocketAddress local) {
@@ -231,6 +233,9 @@ public final class PeerHandler extends ChannelInboundHandlerAdapter {
     Executor exec = ownerLookupExecutor;
     if (exec == null) {
       f.complete(OptionalInt.empty());
+      return f;
+    }
+    if (socketOwner.ownerUidAtOnce(remote, local, f)) {
       return f;
     }
     try {

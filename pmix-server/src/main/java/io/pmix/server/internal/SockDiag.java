@@ -171,6 +171,37 @@ final class SockDiag {
     return ownerUid(via, local, remote, wait);
   }
 
+  /** {@link #ownerUidAtOnce}: the kernel knows no such socket. */
+  static final long NO_SOCKET = -1;
+
+  /** {@link #ownerUidAtOnce}: not asked that way here, or no answer was there at once. */
+  static final long NOT_AT_ONCE = -2;
+
+  /**
+   * The uid (0 to 2^32-1) owning the socket {@code local} → {@code remote}, asked without waiting
+   * for the kernel: through pmix-java's library only, whose receive does not block (the kernel
+   * queues its answer to a request for one socket while it handles the send). {@link #NO_SOCKET}
+   * if there is none; {@link #NOT_AT_ONCE} where the library is not the way here, the answer was
+   * not there at once, or the exchange failed (the caller then asks {@link #ownerUid}, which
+   * waits, off its thread).
+   */
+  static long ownerUidAtOnce(InetSocketAddress local, InetSocketAddress remote) {
+    if (Chosen.VIA != JNI) {
+      return NOT_AT_ONCE;
+    }
+    byte[] reply = new byte[8192];
+    int n = SockDiagCall.exchange(request(local, remote), reply, 0);
+    if (n < 0) {
+      return NOT_AT_ONCE;
+    }
+    try {
+      OptionalInt uid = parse(ByteBuffer.wrap(reply, 0, n).order(ByteOrder.nativeOrder()));
+      return uid.isPresent() ? Integer.toUnsignedLong(uid.getAsInt()) : NO_SOCKET;
+    } catch (IllegalStateException e) {
+      return NOT_AT_ONCE;
+    }
+  }
+
   /** {@link #ownerUid(InetSocketAddress, InetSocketAddress, Duration)} through {@code via}. */
   static OptionalInt ownerUid(
       Exchange via, InetSocketAddress local, InetSocketAddress remote, Duration wait) {

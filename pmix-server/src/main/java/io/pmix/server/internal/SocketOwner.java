@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Finds the uid that owns the connecting end of a loopback TCP connection. A C server trusts the
@@ -22,8 +23,9 @@ import java.util.OptionalInt;
  * it. On Linux the kernel is asked for that one socket through netlink sock_diag ({@link
  * SockDiag}: microseconds, whatever the number of sockets); where that is not available, the
  * kernel's socket tables ({@code /proc/net/tcp} and {@code /proc/net/tcp6}) are scanned for the
- * address pair, which costs time in proportion to every TCP socket of the host. Blocking system
- * calls or file reads either way, so call it off the progress thread. Thread-safe.
+ * address pair, which costs time in proportion to every TCP socket of the host. {@link #ownerUid}
+ * makes blocking system calls or file reads either way, so call it off the progress thread;
+ * {@link #ownerUidAtOnce} makes none and answers only where it can without them. Thread-safe.
  */
 public final class SocketOwner {
   private static final System.Logger LOG = System.getLogger(SocketOwner.class.getName());
@@ -79,6 +81,30 @@ public final class SocketOwner {
       }
     }
     return scanTables(peer, server);
+  }
+
+  /**
+   * Completes {@code into} with the owner when the kernel answers at once ({@link
+   * SockDiag#ownerUidAtOnce}: sock_diag through pmix-java's library, which makes no blocking call,
+   * so the progress thread may ask); false, {@code into} untouched, where that is not how the
+   * kernel is asked here or no answer was there at once.
+   */
+  boolean ownerUidAtOnce(
+      InetSocketAddress peer, InetSocketAddress server, CompletableFuture<OptionalInt> into) {
+    if (!sockDiag) {
+      return false;
+    }
+    long uid;
+    try {
+      uid = SockDiag.ownerUidAtOnce(peer, server);
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+    if (uid == SockDiag.NOT_AT_ONCE) {
+      return false;
+    }
+    return into.complete(
+        uid == SockDiag.NO_SOCKET ? OptionalInt.empty() : OptionalInt.of((int) uid));
   }
 
   /** The owner as the tables under {@link #procNet} list it. */

@@ -1,6 +1,7 @@
 package io.pmix.server.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -66,6 +68,42 @@ class SocketOwnerTest {
       assertEquals(OptionalInt.empty(),
           SockDiag.ownerUid(new InetSocketAddress(InetAddress.getLoopbackAddress(), 1), nowhere,
               Duration.ofSeconds(5)));
+    }
+  }
+
+  /**
+   * Asked without waiting (what the progress thread does as it accepts a connection), the kernel's
+   * answer is there: the owner of each end at once, nothing for a missing socket; and a lookup
+   * that only scans the tables answers nothing at once, leaving the future to the lookup thread.
+   */
+  @Test
+  void theKernelAnswersAtOnceWithoutAWait() throws IOException {
+    assumeTrue(SockDiag.available(), "netlink sock_diag needs Linux");
+    assertTrue(SockDiagCall.available(), "libpmixjava did not load in this build");
+    try (ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Socket client = new Socket(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+        Socket accepted = listener.accept()) {
+      for (int i = 0; i < 200; i++) {
+        assertEquals(
+            Integer.toUnsignedLong(MY_UID),
+            SockDiag.ownerUidAtOnce(localOf(client), remoteOf(client)));
+      }
+      assertEquals(
+          Integer.toUnsignedLong(MY_UID),
+          SockDiag.ownerUidAtOnce(localOf(accepted), remoteOf(accepted)));
+      InetSocketAddress nowhere =
+          new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort());
+      InetSocketAddress unused = new InetSocketAddress(InetAddress.getLoopbackAddress(), 1);
+      assertEquals(SockDiag.NO_SOCKET, SockDiag.ownerUidAtOnce(unused, nowhere));
+
+      CompletableFuture<OptionalInt> f = new CompletableFuture<>();
+      assertTrue(new SocketOwner().ownerUidAtOnce(localOf(client), remoteOf(client), f));
+      assertEquals(OptionalInt.of(MY_UID), f.getNow(null));
+      CompletableFuture<OptionalInt> scanOnly = new CompletableFuture<>();
+      assertFalse(
+          new SocketOwner(Paths.get("/proc/net"))
+              .ownerUidAtOnce(localOf(client), remoteOf(client), scanOnly));
+      assertFalse(scanOnly.isDone());
     }
   }
 
