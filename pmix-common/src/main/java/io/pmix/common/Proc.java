@@ -1,6 +1,6 @@
 package io.pmix.common;
 
-import static com.google.common.base.Preconditions.checkArgument;
+import static io.pmix.common.internal.Checks.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.pmix.common.codec;
 
-import static com.google.common.base.Preconditions.checkArgument;
+import static io.pmix.common.internal.Checks.checkArgument;
 
 import com.google.errorprone.annotations.Immutable;
 
