@@ -87,7 +87,8 @@ final class ProgressLoop {
   private static final int TERMINATED = 2;
 
   private final ThreadFactory threadFactory;
-  private final PollerOpener opener;
+  // Null for Poller.open: no opener class of its own to load in every first init.
+  private final @Nullable PollerOpener opener;
   private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   /** Set while a wake-up of the poller is pending, so producers wake it once per poll. */
   private final AtomicBoolean wakenUp = new AtomicBoolean();
@@ -108,7 +109,8 @@ final class ProgressLoop {
    * native poller where pmix-java's library loads, else on NIO's.
    */
   ProgressLoop(ThreadFactory threadFactory) {
-    this(threadFactory, DEFAULT_POLLER);
+    this.threadFactory = requireNonNull(threadFactory, "threadFactory");
+    this.opener = null;
   }
 
   /** A loop on the poller {@code opener} opens (tests run both kinds). */
@@ -116,14 +118,6 @@ final class ProgressLoop {
     this.threadFactory = requireNonNull(threadFactory, "threadFactory");
     this.opener = requireNonNull(opener, "opener");
   }
-
-  private static final PollerOpener DEFAULT_POLLER =
-      new PollerOpener() { // not a method reference: a first init runs this
-        @Override
-        public Poller open() throws IOException {
-          return Poller.open();
-        }
-      };
 
   /** Whether the caller is the loop's thread. */
   boolean inLoop() {
@@ -172,7 +166,7 @@ final class ProgressLoop {
         throw new RejectedExecutionException("the PMIx progress thread has stopped");
       }
       try {
-        poller = opener.open();
+        poller = opener != null ? opener.open() : Poller.open();
       } catch (IOException e) {
         throw new UncheckedIOException("cannot open a poller for the PMIx progress thread", e);
       }

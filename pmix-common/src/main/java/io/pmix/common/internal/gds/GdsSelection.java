@@ -3,7 +3,6 @@ package io.pmix.common.internal.gds;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -49,22 +48,27 @@ public final class GdsSelection {
     if (list != null) {
       named.addAll(Arrays.asList(list.split(",", -1)));
     }
-    // A stable sort: equal scores keep the component-priority order, as libpmix's strict
-    // "priority < pri" comparison over its ordered list of active modules does.
-    // An anonymous class, not a composed lambda: this runs in every first init
-    // (docs/architecture.md, "First requests").
-    active.sort(
-        new Comparator<GdsKind>() {
-          @Override
-          public int compare(GdsKind a, GdsKind b) {
-            return Integer.compare(score(b), score(a)); // highest first
-          }
-
-          private int score(GdsKind k) {
-            return named.contains(k.libpmixName()) ? k.namedScore() : k.defaultScore();
-          }
-        });
+    // A stable sort, highest score first: equal scores keep the component-priority order, as
+    // libpmix's strict "priority < pri" comparison over its ordered list of active modules does.
+    // An insertion sort of at most three kinds, not List.sort with a comparator: that is one
+    // more class to load in every first init (docs/architecture.md, "What the class loader
+    // costs").
+    for (int i = 1; i < active.size(); i++) {
+      GdsKind k = active.get(i);
+      int score = score(k, named);
+      int j = i;
+      while (j > 0 && score(active.get(j - 1), named) < score) {
+        active.set(j, active.get(j - 1));
+        j--;
+      }
+      active.set(j, k);
+    }
     return List.copyOf(active);
+  }
+
+  /** {@code k}'s priority: its named one when {@code PMIX_GDS_MODULE} lists it, else its default. */
+  private static int score(GdsKind k, Set<String> named) {
+    return named.contains(k.libpmixName()) ? k.namedScore() : k.defaultScore();
   }
 
   /**
