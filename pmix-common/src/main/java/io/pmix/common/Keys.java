@@ -1,7 +1,9 @@
 package io.pmix.common;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -10,14 +12,31 @@ import java.util.Optional;
  * type, so that a value arriving for a known key can be checked.
  */
 public final class Keys {
-  private static final Map<String, Key> BY_NAME = new HashMap<>();
+  // The definitions in order; the names' map is made at the first byName or all: a tool's first
+  // init runs this class's initialization in the interpreter, where hashing every name into a
+  // growing map cost it ~2 ms (docs/architecture.md, "What the class loader costs").
+  private static final List<Key> DEFINED = new ArrayList<>(600);
 
   private Keys() {}
 
   private static Key define(String name, DataType type) {
     Key k = new Key(name, type);
-    BY_NAME.putIfAbsent(name, k);
+    DEFINED.add(k);
     return k;
+  }
+
+  /** The names' map, made when first asked. */
+  private static final class ByName {
+    static final Map<String, Key> MAP;
+
+    static {
+      Map<String, Key> m = new HashMap<>(1024);
+      for (Key k : DEFINED) {
+        // Aliases (two constants for one string) keep the first definition.
+        m.putIfAbsent(k.name(), k);
+      }
+      MAP = Collections.unmodifiableMap(m);
+    }
   }
 
   // BEGIN GENERATED: every reserved key of OpenPMIx 4.2.2 pmix_common.h and pmix_deprecated.h.
@@ -557,11 +576,11 @@ public final class Keys {
 
   /** The reserved key with this attribute string, if 4.2.2 defines it. */
   public static Optional<Key> byName(String name) {
-    return Optional.ofNullable(BY_NAME.get(name));
+    return Optional.ofNullable(ByName.MAP.get(name));
   }
 
   /** All reserved keys, by attribute string. */
   public static Map<String, Key> all() {
-    return Collections.unmodifiableMap(BY_NAME);
+    return ByName.MAP;
   }
 }
