@@ -1078,11 +1078,27 @@ static void usage(const char *argv0)
 static char finalize_exit_line[160];
 static volatile sig_atomic_t finalize_exit_code;
 
+/* The temporary directory this host made, removed by the watchdog below when finalize hangs (a
+ * job that timed out, libpmix's dstore failing fatally): empty when the caller gave one. */
+static char hung_rm_dir[PATH_MAX];
+
 static void finalize_hung(int sig)
 {
     (void) sig;
     ssize_t unused = write(STDOUT_FILENO, finalize_exit_line, strlen(finalize_exit_line));
     (void) unused;
+    if ('\0' != hung_rm_dir[0]) {
+        /* Only async-signal-safe calls here (nftw may allocate while the stuck thread holds
+         * malloc's lock): rm(1) in a child, waited for. */
+        pid_t pid = fork();
+        if (0 == pid) {
+            execl("/bin/rm", "rm", "-rf", "--", hung_rm_dir, (char *) NULL);
+            _exit(127);
+        }
+        if (0 < pid) {
+            (void) waitpid(pid, NULL, 0);
+        }
+    }
     _exit(finalize_exit_code);
 }
 
@@ -1387,6 +1403,9 @@ int main(int argc, char **argv)
              FINALIZE_WATCHDOG_SEC, exit_code);
     finalize_exit_code = exit_code;
     fflush(stdout);
+    if (own_tmpdir) {
+        snprintf(hung_rm_dir, sizeof(hung_rm_dir), "%s", tmpdir);
+    }
     signal(SIGALRM, finalize_hung);
     alarm(FINALIZE_WATCHDOG_SEC);
     rc = PMIx_server_finalize();
