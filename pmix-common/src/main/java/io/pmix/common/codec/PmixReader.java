@@ -136,6 +136,33 @@ public final class PmixReader {
    *     items than {@code maxItems} (nothing more is read), or another status as the class says
    */
   public List<Value> unpack(DataType type, int maxItems) {
+    int n = readCallHeader(type, maxItems);
+    if (n == 0) {
+      readRunPrefix(type);
+    }
+    return readItems(type, n);
+  }
+
+  /**
+   * One pack call holding exactly one BYTE_OBJECT: its bytes, in a new array that the caller owns
+   * (what {@code unpackOne(DataType.BYTE_OBJECT).asBytes()} returns, without the two copies a
+   * {@link Value} makes on the way; docs/architecture.md, "Data blobs without copies").
+   *
+   * @throws PmixException as {@link #unpackOne} does for a call of another type or count
+   */
+  public byte[] unpackByteObject() {
+    if (readCallHeader(DataType.BYTE_OBJECT, 1) == 0) {
+      throw new PmixException(
+          Status.ERR_UNPACK_FAILURE, "expected one " + DataType.BYTE_OBJECT + ", got none");
+    }
+    return readBlob();
+  }
+
+  /**
+   * The start of a pack call of {@code type}: its count (and, fully described, the tags), checked
+   * against {@code maxItems}.
+   */
+  private int readCallHeader(DataType type, int maxItems) {
     requireNonNull(type, "type");
     if (!in.isReadable()) {
       throw pastEnd("no pack call left in the buffer");
@@ -155,10 +182,7 @@ public final class PmixReader {
     if (!type.isRegistered()) {
       throw new PmixException(Status.ERR_UNKNOWN_DATA_TYPE, type + " is not a wire type");
     }
-    if (n == 0) {
-      readRunPrefix(type);
-    }
-    return readItems(type, n);
+    return n;
   }
 
   /**

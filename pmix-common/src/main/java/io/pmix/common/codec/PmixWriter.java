@@ -81,15 +81,34 @@ public final class PmixWriter {
         throw new IllegalArgumentException("item of type " + v.type() + " in a " + type + " call");
       }
     }
+    writeCallHeader(type, items.size());
+    writeItems(type, items);
+    return this;
+  }
+
+  /**
+   * One pack call of one BYTE_OBJECT holding {@code bytes}: the same bytes as {@code
+   * pack(Value.of(bytes))}, written from the array itself. A {@link Value} copies a byte array in
+   * and out; for a data blob (a GETNB answer, a node's fence contribution) those copies were most
+   * of the work (docs/architecture.md, "Data blobs without copies").
+   */
+  @CanIgnoreReturnValue
+  public PmixWriter packByteObject(byte[] bytes) {
+    requireNonNull(bytes, "bytes");
+    writeCallHeader(DataType.BYTE_OBJECT, 1);
+    writeBlob(bytes);
+    return this;
+  }
+
+  /** What begins every pack call: the count (with its tag) and, fully described, the type's tag. */
+  private void writeCallHeader(DataType type, int count) {
     if (format.bufferType() == BufferType.FULLY_DESC) {
       writeTag(DataType.INT32.code());
     }
-    writeSigned(items.size(), 32);
+    writeSigned(count, 32);
     if (format.bufferType() == BufferType.FULLY_DESC) {
       writeTag(type.code());
     }
-    writeItems(type, items);
-    return this;
   }
 
   /**

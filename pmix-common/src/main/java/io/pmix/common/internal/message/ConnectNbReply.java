@@ -2,10 +2,8 @@ package io.pmix.common.internal.message;
 
 import static java.util.Objects.requireNonNull;
 
-import io.pmix.common.DataType;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
-import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireBuffer;
@@ -34,7 +32,7 @@ public record ConnectNbReply(Status status, List<ReqReply> jobs) implements Mess
     for (ReqReply j : jobs) {
       WireBuffer blob = WireBuffer.allocate();
       j.encode(new PmixWriter(blob, w.format()));
-      w.pack(Value.of(blob.toByteArray()));
+      w.packByteObject(blob.toByteArray());
     }
   }
 
@@ -55,7 +53,7 @@ public record ConnectNbReply(Status status, List<ReqReply> jobs) implements Mess
         () -> {
           List<ReqReply> jobs = new ArrayList<>();
           while (r.hasRemaining()) {
-            byte[] blob = r.unpackOne(DataType.BYTE_OBJECT).asBytes();
+            byte[] blob = r.unpackByteObject();
             ReqReply j =
                 ReqReply.decode(new PmixReader(WireBuffer.wrap(blob), r.format(), r.limits()));
             if (j.nspace() == null || j.nspace().isEmpty()) {

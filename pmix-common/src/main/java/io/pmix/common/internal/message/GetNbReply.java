@@ -2,9 +2,7 @@ package io.pmix.common.internal.message;
 
 import static java.util.Objects.requireNonNull;
 
-import io.pmix.common.DataType;
 import io.pmix.common.Status;
-import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import java.util.ArrayList;
@@ -14,28 +12,27 @@ import java.util.List;
  * The GETNB reply: STATUS, then on success BYTE_OBJECT units until the end, each a PROC and that
  * proc's values as KVAL units (docs/commands.md §3.5 and §9.5 to §9.7).
  *
+ * <p>The blobs are not copied in or out: a data blob may be large (all a peer has committed, in
+ * every answer to a get of its data) and three copies of each were most of a client's work on an
+ * answer (docs/architecture.md, "Data blobs without copies"). A decoded reply's arrays are fresh;
+ * whoever makes a reply hands over arrays that nothing changes afterwards, and whoever reads one
+ * only reads them.
+ *
  * @param status the outcome
- * @param blobs the data blobs (copied in and out); none unless the status is success
+ * @param blobs the data blobs, owned by the reply; none unless the status is success
  */
-// Arrays in the list: the record copies them in and out and compares contents.
 public record GetNbReply(Status status, List<byte[]> blobs) implements Message {
-  /** Checks the status and copies the blobs. */
+  /** Checks the arguments; the list is copied (unmodifiable), its arrays are not. */
   public GetNbReply {
     requireNonNull(status, "status");
-    blobs = Units.copyBlobs(blobs);
-  }
-
-  /** Copies of the blobs. */
-  @Override
-  public List<byte[]> blobs() {
-    return Units.copyBlobs(blobs);
+    blobs = List.copyOf(blobs);
   }
 
   @Override
   public void encode(PmixWriter w) {
     w.packStatus(status);
     for (byte[] b : blobs) {
-      w.pack(Value.of(b));
+      w.packByteObject(b);
     }
   }
 
@@ -53,7 +50,7 @@ public record GetNbReply(Status status, List<byte[]> blobs) implements Message {
       List<byte[]> blobs = new ArrayList<>();
       if (s.isSuccess()) {
         while (r.hasRemaining()) {
-          blobs.add(r.unpackOne(DataType.BYTE_OBJECT).asBytes());
+          blobs.add(r.unpackByteObject());
         }
       }
       return new GetNbReply(s, blobs);

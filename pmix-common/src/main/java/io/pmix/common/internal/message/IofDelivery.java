@@ -43,7 +43,7 @@ public record IofDelivery(Proc source, int channel, long localId, List<Info> inf
     w.packSize(localId);
     Units.writeInfos(w, info);
     if (data.length > 0) {
-      w.pack(Value.of(data));
+      w.packByteObject(data);
     }
   }
 
@@ -56,7 +56,7 @@ public record IofDelivery(Proc source, int channel, long localId, List<Info> inf
           int channel = (int) ((Value.UInt) r.unpackOne(DataType.IOF_CHANNEL)).value();
           long id = r.unpackSize();
           List<Info> info = r.hasRemaining() ? Units.readInfos(r) : List.of();
-          byte[] data = r.hasRemaining() ? r.unpackOne(DataType.BYTE_OBJECT).asBytes() : new byte[0];
+          byte[] data = r.hasRemaining() ? r.unpackByteObject() : new byte[0];
           return new IofDelivery(source, channel, id, info, data);
         });
   }

@@ -1,9 +1,7 @@
 package io.pmix.common.internal.message;
 
-import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
-import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.internal.wire.Command;
@@ -48,7 +46,7 @@ public record IofPushRequest(List<Proc> targets, List<Info> directives, byte @Nu
     Units.writeProcs(w, targets);
     Units.writeInfos(w, directives);
     if (data != null) {
-      w.pack(Value.of(data));
+      w.packByteObject(data);
     }
   }
 
@@ -59,7 +57,7 @@ public record IofPushRequest(List<Proc> targets, List<Info> directives, byte @Nu
         () -> {
           List<Proc> targets = Units.readProcs(r);
           List<Info> directives = Units.readInfos(r);
-          byte[] data = r.hasRemaining() ? r.unpackOne(DataType.BYTE_OBJECT).asBytes() : null;
+          byte[] data = r.hasRemaining() ? r.unpackByteObject() : null;
           return new IofPushRequest(targets, directives, data);
         });
   }

@@ -160,14 +160,6 @@ final class Units {
         : new PmixException(Status.ERR_UNPACK_FAILURE, "malformed " + what + ": " + e, e);
   }
 
-  static List<byte[]> copyBlobs(List<byte[]> blobs) {
-    List<byte[]> b = new ArrayList<>(blobs.size());
-    for (byte[] x : blobs) {
-      b.add(x.clone());
-    }
-    return Collections.unmodifiableList(b);
-  }
-
   static boolean blobsEqual(List<byte[]> a, List<byte[]> b) {
     if (a.size() != b.size()) {
       return false;

@@ -60,10 +60,10 @@ final class FenceData {
       PmixWriter rw = new PmixWriter(rb, WireFormat.DEFAULT);
       rw.packRank(relativeRank(space, p));
       d.remote().forEach((k, v) -> rw.pack(new Value.KVal(ProcData.wireKey(k), v)));
-      w.pack(Value.of(rb.toByteArray()));
+      w.packByteObject(rb.toByteArray());
     }
     WireBuffer out = WireBuffer.allocate();
-    new PmixWriter(out, WireFormat.DEFAULT).pack(Value.of(node.toByteArray()));
+    new PmixWriter(out, WireFormat.DEFAULT).packByteObject(node.toByteArray());
     return out.toByteArray();
   }
 
@@ -76,7 +76,7 @@ final class FenceData {
     Map<Proc, List<Value.KVal>> parsed = new LinkedHashMap<>();
     List<Map.Entry<String, Integer>> space = rankSpace(t);
     while (r.hasRemaining()) {
-      byte[] nodeBlob = r.unpackOne(DataType.BYTE_OBJECT).asBytes();
+      byte[] nodeBlob = r.unpackByteObject();
       PmixReader nr = new PmixReader(WireBuffer.wrap(nodeBlob), WireFormat.DEFAULT, limits);
       if (!nr.hasRemaining()) {
         continue;
@@ -92,7 +92,7 @@ final class FenceData {
         }
       }
       while (nr.hasRemaining()) {
-        byte[] rankBlob = nr.unpackOne(DataType.BYTE_OBJECT).asBytes();
+        byte[] rankBlob = nr.unpackByteObject();
         PmixReader rr =
             new PmixReader(WireBuffer.wrap(rankBlob), WireFormat.DEFAULT, limits);
         int rel = rr.unpackRank();
