@@ -12,8 +12,9 @@
  * read unsigned) beyond the reader's {@link io.pmix.common.codec.CodecLimits} is {@code
  * PMIX_ERR_BAD_PARAM}, malformed bytes are the codec's unpack statuses, and any other flaw (a value
  * of the wrong type where a field needs another) is {@code PMIX_ERR_UNPACK_FAILURE}; nothing but a
- * {@link io.pmix.common.PmixException} escapes. Records are immutable (lists copied in; byte arrays copied in and out) and compare by
- * content.
+ * {@link io.pmix.common.PmixException} escapes. Records are immutable (lists copied in; byte
+ * arrays copied in and out, but for {@link io.pmix.common.internal.message.GetNbReply}'s data
+ * blobs, which the reply owns and nobody changes) and compare by content.
  *
  * <p>Internal API: used by pmix-client, pmix-tool and pmix-server through pmix-common, not by
  * applications; it may change without notice.
