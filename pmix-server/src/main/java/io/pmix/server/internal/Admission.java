@@ -153,7 +153,9 @@ public final class Admission {
           ReplyLayout.forConnector(req.kind(), req.version()) == ReplyLayout.CLIENT;
       return acceptSingleton(ch, req, claimed, kernelUid, format, clientLayout);
     }
-    return reject(req, "tools and launchers are not supported yet");
+    // Reached only when none of the tool, system and session supports is on: a deliberate
+    // difference from libpmix, which accepts a tool on its clients' URI (docs/libpmix-facts.md).
+    return reject(req, "tool and launcher connections are off (no tool, system or session support)");
   }
 
   /**
