@@ -10,6 +10,7 @@ import java.time.Duration;
 final class Ds12RwLock implements ReaderLock {
   private final Segment seg;
   private final long rwlock;
+  private final String what; // made once: a reader locks at every get
 
   Ds12RwLock(Segment seg) {
     if (seg.size() < PosixLocks.RWLOCK_SIZE) {
@@ -18,16 +19,17 @@ final class Ds12RwLock implements ReaderLock {
     }
     this.seg = seg;
     this.rwlock = PosixLocks.address(seg.buffer(), 0);
+    this.what = "ds12 rwlock " + seg.name();
   }
 
   @Override
   public void lock(Duration timeout) {
-    PosixLocks.readLock(rwlock, PosixLocks.deadline(timeout), "ds12 rwlock " + seg.name());
+    PosixLocks.readLock(rwlock, PosixLocks.deadline(timeout), what);
   }
 
   @Override
   public void unlock() {
-    PosixLocks.unlockRwlock(rwlock, "ds12 rwlock " + seg.name());
+    PosixLocks.unlockRwlock(rwlock, what);
   }
 
   @Override

@@ -31,6 +31,10 @@ final class Ds21Lock implements ReaderLock {
   private final long signal;
   private final long main;
   private final String what;
+  // The names a failure gives, made once: a reader locks and unlocks at every get, and building
+  // them there was most of a lock's cost (docs/gds.md §7, "A search by key").
+  private final String whatSignal;
+  private final String whatMain;
 
   private Ds21Lock(Segment seg, LockSlots.Slot slot, long align, long mutexOffs) {
     this.seg = seg;
@@ -38,6 +42,8 @@ final class Ds21Lock implements ReaderLock {
     this.signal = PosixLocks.address(seg.buffer(), mutexOffs + align * (2L * slot.index));
     this.main = PosixLocks.address(seg.buffer(), mutexOffs + align * (2L * slot.index + 1));
     this.what = "ds21 lock " + seg.name() + " slot " + slot.index;
+    this.whatSignal = what + " (signal)";
+    this.whatMain = what + " (main)";
   }
 
   /**
@@ -101,11 +107,11 @@ final class Ds21Lock implements ReaderLock {
       throw new PmixException(Status.ERR_TIMEOUT, what + ": interrupted", e);
     }
     try {
-      PosixLocks.lockMutex(signal, deadline, what + " (signal)");
+      PosixLocks.lockMutex(signal, deadline, whatSignal);
       try {
-        PosixLocks.lockMutex(main, deadline, what + " (main)");
+        PosixLocks.lockMutex(main, deadline, whatMain);
       } finally {
-        PosixLocks.unlockMutex(signal, what + " (signal)");
+        PosixLocks.unlockMutex(signal, whatSignal);
       }
     } catch (RuntimeException e) {
       slot.jvmLock.unlock();
@@ -116,7 +122,7 @@ final class Ds21Lock implements ReaderLock {
   @Override
   public void unlock() {
     try {
-      PosixLocks.unlockMutex(main, what + " (main)");
+      PosixLocks.unlockMutex(main, whatMain);
     } finally {
       slot.jvmLock.unlock();
     }

@@ -34,11 +34,7 @@ enum DstoreFormat {
       ByteBuffer b = ByteBuffer.allocate(16 + key.length + 1 + data.length).order(ByteOrder.nativeOrder());
       long size = b.capacity();
       b.putLong(extension ? size | EXTENSION_FLAG : size);
-      long hash = 0;
-      for (byte k : key) {
-        hash += k; // libpmix sums the key's bytes as (signed) chars
-      }
-      b.putLong(hash);
+      b.putLong(keyHash(key));
       b.put(key).put((byte) 0).put(data);
       return b.array();
     }
@@ -46,6 +42,20 @@ enum DstoreFormat {
     @Override
     void invalidate(Segment seg, long at) {
       seg.putU64(at, seg.u64(at) | INVALIDATED_FLAG);
+    }
+
+    @Override
+    long sizeIfNot(Segment seg, long at, byte[] key, long keyHash) {
+      long word = seg.u64(at);
+      if ((word & (EXTENSION_FLAG | INVALIDATED_FLAG)) != 0) {
+        return -1;
+      }
+      long size = word & SIZE_MASK;
+      checkSize(seg, at, size, 17);
+      if (seg.u64(at + 8) == keyHash && seg.holdsKey(at + 16, key, at + size)) {
+        return -1;
+      }
+      return size;
     }
   },
   /**
@@ -139,6 +149,32 @@ enum DstoreFormat {
 
   /** Marks the record at {@code at} invalidated, as libpmix's writer does when a key is replaced. */
   abstract void invalidate(Segment seg, long at);
+
+  /**
+   * The size of the record at {@code at} when it is a key's record and the key is not {@code key}
+   * (whose {@link #keyHash} is {@code keyHash}), so that a search for {@code key} steps over it
+   * without parsing it; -1 when it must be parsed (it may be that key, or not a key's record).
+   * ds21 records carry the sum of their key's bytes, which libpmix's own search compares before
+   * the key (v4.2.2 {@code src/mca/gds/ds21/gds_ds21_file.c}, {@code pmix_ds21_kname_match}): a
+   * search reads two words of a record that is not the key, where a full parse copied its key
+   * (a fresh key of a peer that has committed a few hundred lies at the end of its chain;
+   * docs/gds.md §7, "A search by key"). ds12 has no such field: always -1.
+   *
+   * @throws io.pmix.common.PmixException {@code PMIX_ERR_UNPACK_FAILURE} if the record does not
+   *     fit the segment
+   */
+  long sizeIfNot(Segment seg, long at, byte[] key, long keyHash) {
+    return -1;
+  }
+
+  /** What a ds21 record stores of its key: the sum of its bytes as C's (signed) chars. */
+  static long keyHash(byte[] key) {
+    long hash = 0;
+    for (byte k : key) {
+      hash += k;
+    }
+    return hash;
+  }
 
   /** An extension slot pointing at global offset {@code next} (0: the chain ends). */
   byte[] extension(long next) {

@@ -370,9 +370,21 @@ public final class DstoreReader implements GdsModule {
     }
     Segment seg = ns.data.get((int) (offset / dataSize));
     long at = offset % dataSize;
+    // Records are stepped over by their key's byte sum only for an ASCII key: a sum of bytes
+    // above 127 depends on whether the writer's C chars are signed (x86-64) or not (aarch64).
+    boolean bySum = key != null && ascii(key);
+    long keyHash = bySum ? DstoreFormat.keyHash(key) : 0;
     while (count > 0) {
       if (--budget < 0) {
         throw Segment.corrupt(seg.name(), "the record chain of rank " + rank + " does not end");
+      }
+      if (bySum) {
+        long other = records.sizeIfNot(seg, at, key, keyHash);
+        if (other >= 0) {
+          count--;
+          at += other;
+          continue;
+        }
       }
       DstoreFormat.Item r = records.parse(seg, at);
       switch (r.kind()) {
@@ -413,6 +425,15 @@ public final class DstoreReader implements GdsModule {
       }
     }
     return Optional.of(out);
+  }
+
+  private static boolean ascii(byte[] key) {
+    for (byte b : key) {
+      if (b < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   static String initialName(int id) {

@@ -255,6 +255,24 @@ final class Segment implements AutoCloseable {
     return -1;
   }
 
+  /**
+   * Whether the bytes at {@code offset} are {@code key} followed by a NUL, all before {@code
+   * limit}: an in-place key comparison, nothing copied.
+   */
+  boolean holdsKey(long offset, byte[] key, long limit) {
+    long nul = offset + key.length;
+    if (nul >= Math.min(limit, size())) {
+      return false;
+    }
+    check(offset, key.length + 1L);
+    for (int i = 0; i < key.length; i++) {
+      if (bytes.get((int) offset + i) != key[i]) {
+        return false;
+      }
+    }
+    return bytes.get((int) nul) == 0;
+  }
+
   /** Fails unless {@code [offset, offset + length)} lies inside the segment. */
   void check(long offset, long length) {
     if (closed) {

@@ -339,8 +339,10 @@ class DstoreReaderTest {
     Arrays.fill(data, 8 + 16, 8 + 16 + 600, (byte) 'k');
     f.put("smdataseg-cjob-0", data);
     assertEquals(Status.ERR_UNPACK_FAILURE, statusOf(memory("ds21", f), WILD));
-    // At 511 bytes it is a key (libpmix's longest), and the record reads: 1 item, UINT32, 5.
+    // At 511 bytes it is a key (libpmix's longest), and the record reads: 1 item, UINT32, 5. Its
+    // sum field as libpmix's writer fills it: a search compares it first, as libpmix's does.
     putLong(data, 8, 16 + 512 + 3);
+    putLong(data, 8 + 8, 511L * 'k');
     data[8 + 16 + 511] = 0;
     data[8 + 16 + 512] = 2;
     data[8 + 16 + 513] = 0x0e;

@@ -10,9 +10,15 @@ import io.pmix.common.Proc;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -80,6 +86,64 @@ class DstoreWriterTest {
         assertInstanceOf(GdsModule.Fetched.NoProc.class, r.fetch(new Proc("job1", 7), "k.str"));
         assertEquals(Optional.empty(), r.fetchAll(new Proc("nope", 0)));
       }
+    }
+  }
+
+  /**
+   * A search for a key steps over ds21 records by the byte sum each stores, as libpmix's own
+   * search does: keys with the same sum (an anagram, and a key extending another by bytes that sum
+   * to 0) are still told apart, each found with its own value, and a non-ASCII key is found by its
+   * bytes whatever sum its record holds (a writer whose C chars are unsigned, as on aarch64,
+   * stores another sum for it).
+   */
+  @ParameterizedTest
+  @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
+  void keysWithTheSameByteSumAreToldApart(GdsKind kind) throws IOException {
+    String twin = "ab\u007f<\u0101"; // 97 + 98 + 127 + 60 - 60 - 127: the sum of "ab"
+    String wide = "k\u0101";
+    try (DstoreWriter w = writer(kind, Map.of())) {
+      w.addNamespace("job1", 1);
+      w.store("job1", 0, values("a", Value.of(1), "ab", Value.of(2), "ba", Value.of(3),
+          twin, Value.of(4), "abc", Value.of(5), wide, Value.of(6), "zz", Value.of(7)));
+      if (kind == GdsKind.DS21) {
+        byte[] k = wide.getBytes(StandardCharsets.UTF_8);
+        long unsignedSum = 0;
+        for (byte b : k) {
+          unsignedSum += b & 0xff;
+        }
+        assertTrue(unsignedSum != DstoreFormat.keyHash(k));
+        overwriteHash(w.directory().resolve("smdataseg-job1-0"), k, unsignedSum);
+      }
+      try (DstoreReader r =
+          DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        Proc p0 = new Proc("job1", 0);
+        assertEquals(Value.of(1), found(r.fetch(p0, "a")));
+        assertEquals(Value.of(2), found(r.fetch(p0, "ab")));
+        assertEquals(Value.of(3), found(r.fetch(p0, "ba")));
+        assertEquals(Value.of(4), found(r.fetch(p0, twin)));
+        assertEquals(Value.of(5), found(r.fetch(p0, "abc")));
+        assertEquals(Value.of(6), found(r.fetch(p0, wide)));
+        assertEquals(Value.of(7), found(r.fetch(p0, "zz")));
+        assertInstanceOf(GdsModule.Fetched.NoKey.class, r.fetch(p0, "b"));
+        assertInstanceOf(GdsModule.Fetched.NoKey.class, r.fetch(p0, "ab\u007f"));
+      }
+    }
+  }
+
+  /** Writes {@code sum} into the sum field of the ds21 record of {@code key} in {@code file}. */
+  private static void overwriteHash(Path file, byte[] key, long sum) throws IOException {
+    byte[] all = Files.readAllBytes(file);
+    byte[] withNul = Arrays.copyOf(key, key.length + 1);
+    int at = -1;
+    for (int i = 16; i + withNul.length <= all.length && at < 0; i++) {
+      if (Arrays.equals(all, i, i + withNul.length, withNul, 0, withNul.length)) {
+        at = i;
+      }
+    }
+    assertTrue(at >= 16, "the record of the key is in the segment");
+    try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+      ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(0, sum);
+      assertEquals(8, ch.write(b, at - 8L));
     }
   }
 
