@@ -25,12 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class ByteObjectCallsTest {
   private static final int LIMIT = 1000;
-  private static final List<WireFormat> FORMATS =
-      List.of(
-          new WireFormat(BufferType.NON_DESC, IntEncoding.FLEX128),
-          new WireFormat(BufferType.FULLY_DESC, IntEncoding.FLEX128),
-          new WireFormat(BufferType.NON_DESC, IntEncoding.NATIVE),
-          new WireFormat(BufferType.FULLY_DESC, IntEncoding.NATIVE));
+  private static final List<WireFormat> FORMATS = DecoderFuzzTest.FORMATS;
 
   @Provide
   Arbitrary<byte[]> blobs() {

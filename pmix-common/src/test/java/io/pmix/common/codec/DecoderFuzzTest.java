@@ -35,7 +35,8 @@ class DecoderFuzzTest {
   private static final long BYTES_PER_INPUT_BYTE = 64;
   private static final long SLACK_BYTES = 64 * 1024;
 
-  private static final List<WireFormat> FORMATS =
+  /** Every buffer kind with every integer encoding (ByteObjectCallsTest uses them too). */
+  static final List<WireFormat> FORMATS =
       List.of(
           new WireFormat(BufferType.NON_DESC, IntEncoding.FLEX128),
           new WireFormat(BufferType.FULLY_DESC, IntEncoding.FLEX128),
