@@ -8,12 +8,21 @@
  * client's, byte for byte. Then it waits for the test before finalizing, so
  * the segments stay in place while the test reads them.
  *
- * Usage: gds_client --ranks K --dir DIR [--bulk N]
+ * Usage: gds_client --ranks K --dir DIR [--bulk N] [--rounds R]
  *   Ranks >= K do not call PMIx at all: they wait like the others and exit
  *   (the test process takes such a rank's place as a reader, and its ds21
  *   lock slot). The K PMIx ranks fence among themselves.
  *   --bulk N   also put N GLOBAL keys "test.bulk.<i>" of 200 bytes each
  *              (to make the store grow beyond one data segment)
+ *   --rounds R after READY, R rounds of more commits, each started by the
+ *              test (the file DIR/go.<i>): rank 0 in every round, the
+ *              others in even rounds only, put "test.round.<i>" = "round <i>
+ *              of rank <r>", "test.grow" = 10 + 7 i times 'g' (another size:
+ *              invalidated and appended) and "test.same" = "c<i>" in 4
+ *              characters (the same size: overwritten in place), commit;
+ *              then all fence with data collection, print the GET lines
+ *              of every peer's "test.round.<j>" (j <= i, those it put),
+ *              "test.grow" and "test.same", then "ROUND <rank> <i>"
  *
  * Output (stdout, one line each):
  *   ENV <rank> <NAME>=<value>        the gds variables of the environment
@@ -189,10 +198,10 @@ static void put_all(int r, int bulk)
     commit();
 }
 
-static void await_release(const char *dir)
+static void await_file(const char *dir, const char *name)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s/release", dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     struct stat st;
     for (int i = 0; i < 12000; i++) {
         if (0 == stat(path, &st)) {
@@ -205,9 +214,69 @@ static void await_release(const char *dir)
     exit(1);
 }
 
+static void await_release(const char *dir)
+{
+    await_file(dir, "release");
+}
+
+static void fence_collecting(int ranks)
+{
+    pmix_proc_t *procs;
+    PMIX_PROC_CREATE(procs, ranks);
+    for (int r = 0; r < ranks; r++) {
+        PMIX_LOAD_PROCID(&procs[r], me.nspace, (pmix_rank_t) r);
+    }
+    pmix_info_t collect;
+    bool yes = true;
+    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+    pmix_status_t rc = PMIx_Fence(procs, ranks, &collect, 1);
+    PMIX_INFO_DESTRUCT(&collect);
+    PMIX_PROC_FREE(procs, ranks);
+    if (PMIX_SUCCESS != rc) {
+        fprintf(stderr, "fence failed: %s\n", PMIx_Error_string(rc));
+        exit(1);
+    }
+}
+
+static void round_of_commits(const char *dir, int ranks, int i)
+{
+    char name[64], s[128], grow[128];
+    snprintf(name, sizeof(name), "go.%d", i);
+    await_file(dir, name);
+    if (0 == myrank || 0 == i % 2) {
+        snprintf(name, sizeof(name), "test.round.%d", i);
+        snprintf(s, sizeof(s), "round %d of rank %d", i, myrank);
+        put(-1, name, PMIX_GLOBAL, s, PMIX_STRING);
+        memset(grow, 'g', 10 + 7 * i);
+        grow[10 + 7 * i] = '\0';
+        put(-1, "test.grow", PMIX_GLOBAL, grow, PMIX_STRING);
+        snprintf(s, sizeof(s), "c%03d", i);
+        put(-1, "test.same", PMIX_GLOBAL, s, PMIX_STRING);
+        commit();
+    }
+    fence_collecting(ranks);
+    for (int r = 0; r < ranks; r++) {
+        if (r == myrank) {
+            continue;
+        }
+        pmix_proc_t peer;
+        PMIX_LOAD_PROCID(&peer, me.nspace, (pmix_rank_t) r);
+        for (int j = 0; j <= i; j++) {
+            if (0 != r && 0 != j % 2) {
+                continue; /* never put: libpmix's get would wait for it */
+            }
+            snprintf(name, sizeof(name), "test.round.%d", j);
+            print_get(&peer, name);
+        }
+        print_get(&peer, "test.grow");
+        print_get(&peer, "test.same");
+    }
+    printf("ROUND %d %d\n", myrank, i);
+}
+
 int main(int argc, char **argv)
 {
-    int ranks = -1, bulk = 0;
+    int ranks = -1, bulk = 0, rounds = 0;
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (0 == strcmp(argv[i], "--ranks") && i + 1 < argc) {
@@ -216,13 +285,15 @@ int main(int argc, char **argv)
             dir = argv[++i];
         } else if (0 == strcmp(argv[i], "--bulk") && i + 1 < argc) {
             bulk = atoi(argv[++i]);
+        } else if (0 == strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            rounds = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: gds_client --ranks K --dir DIR [--bulk N]\n");
+            fprintf(stderr, "usage: gds_client --ranks K --dir DIR [--bulk N] [--rounds R]\n");
             return 2;
         }
     }
     const char *rankenv = getenv("PMIX_RANK");
-    if (ranks < 1 || NULL == dir || NULL == rankenv) {
+    if (ranks < 1 || NULL == dir || NULL == rankenv || rounds < 0 || rounds > 14) {
         fprintf(stderr, "usage: gds_client --ranks K --dir DIR [--bulk N] (under a server)\n");
         return 2;
     }
@@ -248,21 +319,7 @@ int main(int argc, char **argv)
     }
     put_all(myrank, bulk);
 
-    pmix_proc_t *procs;
-    PMIX_PROC_CREATE(procs, ranks);
-    for (int r = 0; r < ranks; r++) {
-        PMIX_LOAD_PROCID(&procs[r], me.nspace, (pmix_rank_t) r);
-    }
-    pmix_info_t collect;
-    bool yes = true;
-    PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
-    rc = PMIx_Fence(procs, ranks, &collect, 1);
-    PMIX_INFO_DESTRUCT(&collect);
-    PMIX_PROC_FREE(procs, ranks);
-    if (PMIX_SUCCESS != rc) {
-        fprintf(stderr, "fence failed: %s\n", PMIx_Error_string(rc));
-        return 1;
-    }
+    fence_collecting(ranks);
 
     pmix_proc_t target;
     PMIX_LOAD_PROCID(&target, me.nspace, PMIX_RANK_WILDCARD);
@@ -284,6 +341,9 @@ int main(int argc, char **argv)
         }
     }
     printf("READY %d\n", myrank);
+    for (int i = 0; i < rounds; i++) {
+        round_of_commits(dir, ranks, i);
+    }
     await_release(dir);
     rc = PMIx_Finalize(NULL, 0);
     if (PMIX_SUCCESS != rc) {

@@ -45,17 +45,14 @@ enum DstoreFormat {
     }
 
     @Override
-    long sizeIfNot(Segment seg, long at, byte[] key, long keyHash) {
+    boolean isValueOf(Segment seg, long at, byte[] key) {
       long word = seg.u64(at);
       if ((word & (EXTENSION_FLAG | INVALIDATED_FLAG)) != 0) {
-        return -1;
+        return false;
       }
       long size = word & SIZE_MASK;
       checkSize(seg, at, size, 17);
-      if (seg.u64(at + 8) == keyHash && seg.holdsKey(at + 16, key, at + size)) {
-        return -1;
-      }
-      return size;
+      return seg.holdsKey(at + 16, key, at + size);
     }
   },
   /**
@@ -96,6 +93,15 @@ enum DstoreFormat {
     @Override
     void invalidate(Segment seg, long at) {
       seg.put(at + 8, java.util.Arrays.copyOf(INVALIDATED, INVALIDATED.length + 1));
+    }
+
+    @Override
+    boolean isValueOf(Segment seg, long at, byte[] key) {
+      long size = seg.u64(at);
+      checkSize(seg, at, size, 8 + MIN_KEY_LEN);
+      return !matches(key, INVALIDATED)
+          && !matches(key, EXTENSION_SLOT)
+          && seg.holdsKey(at + 8, key, at + size);
     }
   };
 
@@ -151,21 +157,14 @@ enum DstoreFormat {
   abstract void invalidate(Segment seg, long at);
 
   /**
-   * The size of the record at {@code at} when it is a key's record and the key is not {@code key}
-   * (whose {@link #keyHash} is {@code keyHash}), so that a search for {@code key} steps over it
-   * without parsing it; -1 when it must be parsed (it may be that key, or not a key's record).
-   * ds21 records carry the sum of their key's bytes, which libpmix's own search compares before
-   * the key (v4.2.2 {@code src/mca/gds/ds21/gds_ds21_file.c}, {@code pmix_ds21_kname_match}): a
-   * search reads two words of a record that is not the key, where a full parse copied its key
-   * (a fresh key of a peer that has committed a few hundred lies at the end of its chain;
-   * docs/gds.md §7, "A search by key"). ds12 has no such field: always -1.
+   * Whether the record at {@code at} is a valid record of {@code key} (not invalidated, not an
+   * extension slot), compared in place: how a search checks that a record it found earlier is
+   * still the key's answer without copying the record's key out.
    *
    * @throws io.pmix.common.PmixException {@code PMIX_ERR_UNPACK_FAILURE} if the record does not
    *     fit the segment
    */
-  long sizeIfNot(Segment seg, long at, byte[] key, long keyHash) {
-    return -1;
-  }
+  abstract boolean isValueOf(Segment seg, long at, byte[] key);
 
   /** What a ds21 record stores of its key: the sum of its bytes as C's (signed) chars. */
   static long keyHash(byte[] key) {

@@ -74,10 +74,11 @@ public final class DstoreReader implements GdsModule {
   private final Map<String, NsSegments> namespaces = new HashMap<>();
   private boolean closed;
 
-  /** The meta and data segments of one namespace mapped so far. */
+  /** The meta and data segments of one namespace mapped so far, and what searches learned. */
   private static final class NsSegments {
     final List<Segment> meta = new ArrayList<>();
     final List<Segment> data = new ArrayList<>();
+    final Map<Integer, ChainIndex> chains = new HashMap<>();
   }
 
   /** What a walk found, copied out under the lock (never compared: an array is fine). */
@@ -224,7 +225,7 @@ public final class DstoreReader implements GdsModule {
       if (ns == null) {
         return Optional.empty();
       }
-      return walk(ns, proc.rank(), key);
+      return key == null ? walk(ns, proc.rank(), null) : search(ns, proc.rank(), key);
     } finally {
       lock.unlock();
     }
@@ -349,6 +350,50 @@ public final class DstoreReader implements GdsModule {
     return new long[] {offset, count};
   }
 
+  /**
+   * The first valid record of {@code key} in the chain of {@code rank}, found through the chain's
+   * {@link ChainIndex}: a key found before is read where it lies, another one by reading only the
+   * records written since the last search (a client getting a fresh key of a peer that has
+   * committed hundreds of times reads one record, not the whole chain). The same answer as
+   * {@link #walk}.
+   */
+  private Optional<List<Raw>> search(NsSegments ns, int rank, byte[] key) {
+    long[] m = meta(ns, rank);
+    if (m == null) {
+      ns.chains.remove(rank);
+      return Optional.empty();
+    }
+    ChainIndex chain = ns.chains.get(rank);
+    if (chain == null || chain.start() != m[0]) {
+      chain = new ChainIndex(m[0], records);
+      ns.chains.put(rank, chain);
+    }
+    long dataSize = ns.data.get(0).size();
+    long found;
+    try {
+      found = chain.find(ns.data, dataSize, m[1], key);
+      if (found == ChainIndex.STALE) {
+        // A new index has read nothing that could have changed: it is never stale.
+        chain = new ChainIndex(m[0], records);
+        ns.chains.put(rank, chain);
+        found = chain.find(ns.data, dataSize, m[1], key);
+      }
+    } catch (RuntimeException e) {
+      ns.chains.remove(rank);
+      throw e;
+    }
+    if (found < 0) {
+      return Optional.of(List.of());
+    }
+    Segment seg = ns.data.get((int) (found / dataSize));
+    DstoreFormat.Item r = records.parse(seg, found % dataSize);
+    return Optional.of(
+        List.of(
+            new Raw(
+                new String(r.key(), StandardCharsets.UTF_8),
+                seg.copy(r.dataAt(), r.dataLength()))));
+  }
+
   private Optional<List<Raw>> walk(NsSegments ns, int rank, byte @Nullable [] key) {
     long[] m = meta(ns, rank);
     if (m == null) {
@@ -370,21 +415,9 @@ public final class DstoreReader implements GdsModule {
     }
     Segment seg = ns.data.get((int) (offset / dataSize));
     long at = offset % dataSize;
-    // Records are stepped over by their key's byte sum only for an ASCII key: a sum of bytes
-    // above 127 depends on whether the writer's C chars are signed (x86-64) or not (aarch64).
-    boolean bySum = key != null && ascii(key);
-    long keyHash = bySum ? DstoreFormat.keyHash(key) : 0;
     while (count > 0) {
       if (--budget < 0) {
         throw Segment.corrupt(seg.name(), "the record chain of rank " + rank + " does not end");
-      }
-      if (bySum) {
-        long other = records.sizeIfNot(seg, at, key, keyHash);
-        if (other >= 0) {
-          count--;
-          at += other;
-          continue;
-        }
       }
       DstoreFormat.Item r = records.parse(seg, at);
       switch (r.kind()) {
@@ -425,15 +458,6 @@ public final class DstoreReader implements GdsModule {
       }
     }
     return Optional.of(out);
-  }
-
-  private static boolean ascii(byte[] key) {
-    for (byte b : key) {
-      if (b < 0) {
-        return false;
-      }
-    }
-    return true;
   }
 
   static String initialName(int id) {

@@ -9,6 +9,7 @@ import com.google.common.io.BaseEncoding;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.pmix.common.Info;
 import io.pmix.common.Proc;
 import io.pmix.common.Value;
 import io.pmix.common.codec.BufferType;
@@ -83,12 +84,116 @@ class DstoreReaderIT {
   @ParameterizedTest
   @EnumSource(Variant.class)
   void theJavaReaderSeesWhatTheCClientsSee(Variant v) throws IOException {
+    List<String> lines = new ArrayList<>();
+    try (CProcess server = start(v, 0)) {
+      try {
+        awaitLines(server, lines, "READY ", 2);
+        check(v, lines);
+      } finally {
+        Files.writeString(dir.resolve("release"), "");
+      }
+      awaitExit(server, lines);
+    }
+  }
+
+  /**
+   * One reader attached for the life of the job, as a client's is, while libpmix's server goes on
+   * writing: after each of 8 rounds of commits (rank 0 in every round, rank 1 in every other one:
+   * a new key, a key replaced by a longer value, one replaced in place) it gets every round's key
+   * of both ranks and the replaced keys, and finds what the round left, though its searches
+   * remember what they read before (docs/gds.md §7, "A search by key").
+   */
+  @ParameterizedTest
+  @EnumSource(Variant.class)
+  void aReaderKeptOpenSeesEveryRoundOfCommits(Variant v) throws IOException {
+    int rounds = 8;
+    List<String> lines = new ArrayList<>();
+    try (CProcess server = start(v, rounds)) {
+      try {
+        awaitLines(server, lines, "READY ", 2);
+        Map<String, String> env = environment(lines);
+        Path base = GdsSelection.basePath(v.kind, env).orElseThrow();
+        WireFormat format = WireFormat.of(BufferType.fromEnvironment(env));
+        String nspace = env.get("PMIX_NAMESPACE");
+        try (DstoreReader r = DstoreReader.attach(v.kind, base, nspace, format, STEP)) {
+          for (int rank = 0; rank < 2; rank++) {
+            Proc p = Proc.of(nspace, rank);
+            assertEquals(new Fetched.Found(Value.of("bbbb")), r.fetch(p, "test.same"));
+            assertEquals(new Fetched.NoKey(), r.fetch(p, "test.round.0"));
+          }
+          for (int i = 0; i < rounds; i++) {
+            Files.writeString(dir.resolve("go." + i), "");
+            int from = lines.size();
+            awaitLines(server, lines, "ROUND ", 2);
+            int checked = 0;
+            for (String l : lines.subList(from, lines.size())) {
+              if (!l.startsWith("GET ")) {
+                continue;
+              }
+              String[] f = l.split(" ");
+              Get g = new Get(Integer.parseInt(f[1]), Integer.parseInt(f[2]), f[3],
+                  Integer.parseInt(f[4]), f[5]);
+              Proc p = Proc.of(nspace, g.target());
+              String where = "round " + i + ": " + l;
+              Fetched kept = r.fetch(p, g.key());
+              Fetched walked = walk(r, p, g.key());
+              assertEquals(walked, kept, where + " (a full walk of the chain)");
+              // libpmix's client reads the store first: what is there is what it got. What is
+              // not, it asks its server for.
+              if (kept instanceof Fetched.Found found) {
+                assertEquals(0, g.status(), where);
+                assertEquals(g.hex(), hex(found.value(), format), where);
+                checked++;
+              }
+            }
+            assertTrue(checked >= 3, "round " + i + ": peers' values compared: " + checked);
+            // What libpmix 4.2.2 keeps right whatever its writer does (docs/libpmix-facts.md):
+            // every round's new key, and the key replaced in place.
+            for (int rank = 0; rank < 2; rank++) {
+              Proc p = Proc.of(nspace, rank);
+              int last = rank == 0 ? i : i - i % 2;
+              for (int j = 0; j <= i + 1; j++) {
+                boolean put = j <= i && (rank == 0 || j % 2 == 0);
+                assertEquals(
+                    put
+                        ? new Fetched.Found(Value.of("round " + j + " of rank " + rank))
+                        : new Fetched.NoKey(),
+                    r.fetch(p, "test.round." + j),
+                    "round " + i + ", " + p + ": test.round." + j);
+              }
+              assertEquals(
+                  new Fetched.Found(Value.of(String.format("c%03d", last))),
+                  r.fetch(p, "test.same"),
+                  "round " + i + ", " + p);
+            }
+          }
+        }
+      } finally {
+        Files.writeString(dir.resolve("release"), "");
+      }
+      awaitExit(server, lines);
+    }
+  }
+
+  /** What a full walk of the chain of {@code p} gives for {@code key}: its first record. */
+  private static Fetched walk(DstoreReader r, Proc p, String key) {
+    for (Info i : r.fetchRecords(p).orElseThrow()) {
+      if (i.key().equals(key)) {
+        return new Fetched.Found(i.value());
+      }
+    }
+    return new Fetched.NoKey();
+  }
+
+  /** The host server and its job: two gds_client ranks and a placeholder. */
+  private CProcess start(Variant v, int rounds) throws IOException {
     Path host = CPrograms.compile("../pmix-testkit/src/main/c/pmix_host_server.c");
     Path client = CPrograms.compile("src/test/c/gds_client.c");
     CProcess.Builder b =
         CProcess.builder(host)
             .args("-n", "3", "--gds", v.gds, "--timeout", "150", "--", client.toString())
             .args("--ranks", "2", "--dir", dir.toString(), "--bulk", Integer.toString(v.bulk))
+            .args("--rounds", Integer.toString(rounds))
             .name("pmix_host_server");
     for (String k : System.getenv().keySet()) {
       if (k.startsWith("PMIX_") || k.equals("NS_DATA_SEG_SIZE")) {
@@ -99,44 +204,54 @@ class DstoreReaderIT {
       // For the server and (inherited) its clients: libpmix's readers need the same size.
       b.env("NS_DATA_SEG_SIZE", v.dataSegmentSize);
     }
-    List<String> lines = new ArrayList<>();
-    try (CProcess server = b.start()) {
-      try {
-        int ready = 0;
-        while (ready < 2) {
-          String l = server.readLine(STEP);
-          lines.add(l);
-          if (l.startsWith("READY ")) {
-            ready++;
-          } else if (l.startsWith("HOST EXIT")) {
-            fail("the job ended before its clients were ready:\n" + String.join("\n", lines));
-          }
-        }
-        check(v, lines);
-      } finally {
-        Files.writeString(dir.resolve("release"), "");
-      }
-      while (true) {
-        String l = server.readLine(STEP);
-        lines.add(l);
-        if (l.startsWith("HOST EXIT")) {
-          assertEquals("HOST EXIT 0", l, () -> String.join("\n", lines));
-          break;
-        }
+    return b.start();
+  }
+
+  /** Reads lines into {@code lines} until {@code count} more of them start with {@code prefix}. */
+  private static void awaitLines(CProcess server, List<String> lines, String prefix, int count)
+      throws IOException {
+    int seen = 0;
+    while (seen < count) {
+      String l = server.readLine(STEP);
+      lines.add(l);
+      if (l.startsWith(prefix)) {
+        seen++;
+      } else if (l.startsWith("HOST EXIT")) {
+        fail("the job ended before " + count + " lines " + prefix + ":\n" + String.join("\n", lines));
       }
     }
   }
 
-  private void check(Variant v, List<String> lines) {
+  private static void awaitExit(CProcess server, List<String> lines) throws IOException {
+    while (true) {
+      String l = server.readLine(STEP);
+      lines.add(l);
+      if (l.startsWith("HOST EXIT")) {
+        assertEquals("HOST EXIT 0", l, () -> String.join("\n", lines));
+        return;
+      }
+    }
+  }
+
+  /** The gds variables rank 0 printed ({@code ENV 0 NAME=value}). */
+  private static Map<String, String> environment(List<String> lines) {
     Map<String, String> env = new HashMap<>();
+    for (String l : lines) {
+      if (l.startsWith("ENV 0 ")) {
+        String kv = l.substring(6);
+        env.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+      }
+    }
+    return env;
+  }
+
+  private void check(Variant v, List<String> lines) {
+    Map<String, String> env = environment(lines);
     List<Get> gets = new ArrayList<>();
     Map<Integer, Map<String, String>> puts = new HashMap<>();
     for (String l : lines) {
       String[] f = l.split(" ");
-      if (l.startsWith("ENV 0 ")) {
-        String kv = l.substring(6);
-        env.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
-      } else if (l.startsWith("PUT ")) {
+      if (l.startsWith("PUT ")) {
         puts.computeIfAbsent(Integer.parseInt(f[1]), k -> new HashMap<>()).put(f[2], f[3]);
       } else if (l.startsWith("GET ")) {
         int target = f[2].equals("wild") ? Proc.RANK_WILDCARD : Integer.parseInt(f[2]);

@@ -11,6 +11,7 @@ import com.sun.jna.Library;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 import io.pmix.common.DataType;
+import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
@@ -21,6 +22,7 @@ import io.pmix.common.testing.ProcessResources;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -30,6 +32,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -38,6 +41,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link DstoreReader} over segments a real libpmix 4.2.2 server wrote ({@link GoldenStores}),
@@ -339,8 +344,8 @@ class DstoreReaderTest {
     Arrays.fill(data, 8 + 16, 8 + 16 + 600, (byte) 'k');
     f.put("smdataseg-cjob-0", data);
     assertEquals(Status.ERR_UNPACK_FAILURE, statusOf(memory("ds21", f), WILD));
-    // At 511 bytes it is a key (libpmix's longest), and the record reads: 1 item, UINT32, 5. Its
-    // sum field as libpmix's writer fills it: a search compares it first, as libpmix's does.
+    // At 511 bytes it is a key (libpmix's longest), and the record reads: 1 item, UINT32, 5; its
+    // sum field as libpmix's writer fills it.
     putLong(data, 8, 16 + 512 + 3);
     putLong(data, 8 + 8, 511L * 'k');
     data[8 + 16 + 511] = 0;
@@ -387,6 +392,179 @@ class DstoreReaderTest {
     assertEquals(new Fetched.Found(Value.of("vm")), linear.fetch(Proc.of("cjob", 1), "pmix.hname"));
     assertEquals(new Fetched.Found(Value.uint32(2)), linear.fetch(WILD, "pmix.job.size"));
     assertEquals(new Fetched.NoProc(), linear.fetch(Proc.of("cjob", 0), "pmix.hname"));
+  }
+
+  /**
+   * A search by key (which remembers what it read: docs/gds.md §7) answers as a walk of the whole
+   * chain: every key of every rank of a real server's store, asked twice, and a key it does not
+   * hold. The job-level chain holds {@code pmix.pdata} twice: the first record is the answer.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"ds21", "ds12"})
+  void aSearchAnswersAsAWalkOfTheChain(String kind) {
+    DstoreReader r = memory(kind, GoldenStores.load(kind));
+    for (Proc p : List.of(WILD, Proc.of("cjob", 0), Proc.of("cjob", 1))) {
+      List<Info> records = r.fetchRecords(p).orElseThrow();
+      Map<String, Value> first = new LinkedHashMap<>();
+      for (Info i : records) {
+        first.putIfAbsent(i.key(), i.value());
+      }
+      if (p.equals(WILD)) {
+        assertTrue(records.size() > first.size(), "the job-level chain holds a key twice");
+      }
+      for (int pass = 0; pass < 2; pass++) {
+        for (Map.Entry<String, Value> e : first.entrySet()) {
+          assertEquals(new Fetched.Found(e.getValue()), r.fetch(p, e.getKey()), p + " " + e);
+        }
+        assertEquals(new Fetched.NoKey(), r.fetch(p, "test.none"), p.toString());
+      }
+    }
+  }
+
+  /**
+   * What the server writes after a search is seen by the next one, as libpmix 4.2.2's writer
+   * writes it: a key replaced by a value of another size (its record invalidated, a new one
+   * appended), a new key, and the chain's count left one short, as that writer leaves it after
+   * replacing a key twice (docs/libpmix-facts.md): the record past the count is not found, as
+   * libpmix's readers do not find it. And the job-level chain, which holds a key twice, read to its
+   * end, then that key replaced (both records invalidated) and a key appended.
+   */
+  @Test
+  void writesAfterASearchAreSeenByTheNext() {
+    Map<String, byte[]> f = GoldenStores.load("ds21");
+    ByteBuffer b = ByteBuffer.wrap(f.get("smdataseg-cjob-0")).order(ByteOrder.nativeOrder());
+    ByteBuffer meta = ByteBuffer.wrap(f.get("smseg-cjob-0")).order(ByteOrder.nativeOrder());
+    DstoreReader r = memory("ds21", f);
+    Proc r0 = Proc.of("cjob", 0);
+    int r0Entry = 8 + 24; // rank 0's meta entry: rank, offset, count
+    assertEquals(new Fetched.Found(Value.of("str-cjob-0-0")), r.fetch(r0, "test.str.0"));
+    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.late"));
+
+    append(b, meta.getLong(r0Entry + 8), "test.str.0",
+        record("test.str.0", new byte[] {2, 0x0e, 9}), record("test.late", new byte[] {2, 0x0e, 7}));
+    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) - 1 + 1 + 1);
+    assertEquals(new Fetched.Found(Value.uint32(9)), r.fetch(r0, "test.str.0"));
+    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
+    assertEquals(new Fetched.Found(Value.of("glob-0-0")), r.fetch(r0, "test.gstr"));
+
+    append(b, meta.getLong(r0Entry + 8), null,
+        record("test.later", new byte[] {2, 0x0e, 5}), record("test.last", new byte[] {2, 0x0e, 6}));
+    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) + 2 - 1);
+    assertEquals(new Fetched.Found(Value.uint32(5)), r.fetch(r0, "test.later"));
+    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.last"));
+    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
+    // The same writer lowering the count with nothing appended (a key stored again at its size
+    // after it matched the key's invalidated record by name): the last record counted is out.
+    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) - 1);
+    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.later"));
+    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
+
+    assertEquals(new Fetched.NoKey(), r.fetch(WILD, "test.late"));
+    append(b, 8, "pmix.pdata",
+        record("pmix.pdata", new byte[] {2, 0x0e, 9}), record("test.late", new byte[] {2, 0x0e, 7}));
+    meta.putLong(8 + 16, meta.getLong(8 + 16) - 2 + 1 + 1); // WILDCARD's entry: its count
+    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(WILD, "test.late"));
+    assertEquals(new Fetched.Found(Value.uint32(9)), r.fetch(WILD, "pmix.pdata"));
+    assertEquals(new Fetched.Found(Value.uint32(2)), r.fetch(WILD, "pmix.job.size"));
+  }
+
+  /**
+   * libpmix 4.2.2's ds21 writer, its count one short after a key was replaced twice, links its
+   * next records from an extension slot passed long ago (docs/libpmix-facts.md): the records
+   * after that slot leave the chain, the count and the record where the last search stopped stay
+   * as they were. A search after it finds what a walk finds: the new records, not the old ones.
+   */
+  @Test
+  void aSlotPointedElsewhereIsFollowed() {
+    Map<String, byte[]> f = GoldenStores.load("ds21");
+    ByteBuffer b = ByteBuffer.wrap(f.get("smdataseg-cjob-0")).order(ByteOrder.nativeOrder());
+    ByteBuffer meta = ByteBuffer.wrap(f.get("smseg-cjob-0")).order(ByteOrder.nativeOrder());
+    DstoreReader r = memory("ds21", f);
+    Proc r0 = Proc.of("cjob", 0);
+    int r0Entry = 8 + 24;
+    long first = meta.getLong(r0Entry + 8);
+    // A third run: test.str.0 replaced, test.late added.
+    append(b, first, "test.str.0",
+        record("test.str.0", new byte[] {2, 0x0e, 9}), record("test.late", new byte[] {2, 0x0e, 7}));
+    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) + 1);
+    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
+    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.new"));
+
+    // test.str.0 replaced again, and test.new added; linked from the slot that led to the third
+    // run, which leaves the chain with test.late. The count: -1 (the old record taken again), -1
+    // (the replaced one), +1, +1.
+    long slot = -1;
+    long at = first;
+    Segment seg = new Segment("d", b);
+    while (true) {
+      DstoreFormat.Item i = DstoreFormat.DS21.parse(seg, at);
+      if (i.kind() == DstoreFormat.Kind.EXTENSION) {
+        long next = b.getLong((int) i.dataAt());
+        if (next == 0) {
+          break;
+        }
+        slot = at;
+        at = next;
+        continue;
+      }
+      if (new String(i.key(), StandardCharsets.US_ASCII).equals("test.str.0")) {
+        b.putLong((int) at, b.getLong((int) at) | DstoreFormat.INVALIDATED_FLAG);
+      }
+      at += i.size();
+    }
+    long free = b.getLong(0);
+    byte[] str = record("test.str.0", new byte[] {2, 0x0e, 11});
+    byte[] added = record("test.new", new byte[] {2, 0x0e, 5});
+    byte[] end = DstoreFormat.DS21.extension(0);
+    b.put((int) free, str).put((int) free + str.length, added)
+        .put((int) free + str.length + added.length, end);
+    b.putLong(0, free + str.length + added.length + end.length);
+    b.putLong((int) slot + DstoreFormat.DS21.extensionValueOffset(), free);
+
+    assertEquals(new Fetched.Found(Value.uint32(5)), r.fetch(r0, "test.new"));
+    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.late"));
+    assertEquals(new Fetched.Found(Value.uint32(11)), r.fetch(r0, "test.str.0"));
+    assertEquals(new Fetched.Found(Value.of("glob-0-0")), r.fetch(r0, "test.gstr"));
+  }
+
+  private static byte[] record(String key, byte[] value) {
+    return DstoreFormat.DS21.encode(key.getBytes(StandardCharsets.US_ASCII), value, false);
+  }
+
+  /**
+   * Changes the ds21 chain starting at {@code first} as libpmix's writer does: invalidates every
+   * record of {@code replaced} (when not null), writes {@code added} and a closing extension slot
+   * at the segment's free offset and points the chain's closing slot at them. The meta count is
+   * the caller's.
+   */
+  private static void append(ByteBuffer b, long first, String replaced, byte[]... added) {
+    Segment seg = new Segment("d", b);
+    long at = first;
+    while (true) {
+      DstoreFormat.Item i = DstoreFormat.DS21.parse(seg, at);
+      if (i.kind() == DstoreFormat.Kind.EXTENSION) {
+        long next = b.getLong((int) i.dataAt());
+        if (next == 0) {
+          break;
+        }
+        at = next;
+        continue;
+      }
+      if (replaced != null && new String(i.key(), StandardCharsets.US_ASCII).equals(replaced)) {
+        b.putLong((int) at, b.getLong((int) at) | DstoreFormat.INVALIDATED_FLAG);
+      }
+      at += i.size();
+    }
+    long free = b.getLong(0);
+    long to = free;
+    for (byte[] rec : added) {
+      b.put((int) to, rec);
+      to += rec.length;
+    }
+    byte[] end = DstoreFormat.DS21.extension(0);
+    b.put((int) to, end);
+    b.putLong(0, to + end.length);
+    b.putLong((int) at + DstoreFormat.DS21.extensionValueOffset(), free);
   }
 
   @Test
