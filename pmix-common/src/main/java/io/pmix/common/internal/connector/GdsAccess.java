@@ -72,19 +72,19 @@ final class GdsAccess implements SessionPart {
   }
 
   /**
-   * What the store holds for {@code key} of {@code proc}, read on the calling thread, an
-   * application's (as libpmix's client reads its store in the caller of {@code PMIx_Get}): null
-   * when it was not read: no store is attached, the caller is one of the library's own threads
-   * (which must not wait for the server's lock), or the read failed (the caller then takes the
-   * ordinary path, which reports the failure).
+   * The value of {@code key} for {@code proc} read on the calling thread, an application's (as
+   * libpmix's client reads its store in the caller of {@code PMIx_Get}): null when it is not
+   * there, no store is attached, the caller is one of the library's own threads (which must not
+   * wait for the server's lock), or the read fails (the caller then takes the ordinary path,
+   * which reports the failure).
    */
-  GdsModule.@Nullable Fetched readOnCaller(Proc proc, String key) {
+  @Nullable Value readOnCaller(Proc proc, String key) {
     GdsModule m = module;
     if (m == null || LibraryThreads.onLibraryThread(threads.role())) {
       return null;
     }
     try {
-      return m.fetch(proc, key);
+      return m.fetch(proc, key) instanceof GdsModule.Fetched.Found f ? f.value() : null;
     } catch (RuntimeException e) {
       // A closed store (the cycle is ending), a lock not granted: the ordinary path decides.
       return null;

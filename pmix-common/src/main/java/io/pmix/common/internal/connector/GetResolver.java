@@ -48,16 +48,7 @@ final class GetResolver implements SessionPart {
   }
 
   private record GetRequest(
-      Proc proc,
-      String key,
-      List<Info> directives,
-      CompletableFuture<Value> future,
-      boolean storeJustMissed) {
-    /** The same request, the store to be read again. */
-    GetRequest again() {
-      return storeJustMissed ? new GetRequest(proc, key, directives, future, false) : this;
-    }
-  }
+      Proc proc, String key, List<Info> directives, CompletableFuture<Value> future) {}
 
   private final LibraryThreads threads;
   private final Connection connection;
@@ -175,26 +166,23 @@ final class GetResolver implements SessionPart {
         }
       }
     }
-    boolean missed = false;
     if (gds.attached() && fastPath(proc, key, ds)) {
-      GdsModule.Fetched f = gds.readOnCaller(proc, key);
-      if (f instanceof GdsModule.Fetched.Found found) {
+      Value v = gds.readOnCaller(proc, key);
+      if (v != null) {
         try {
-          return CompletableFuture.completedFuture(CompressedStrings.expand(found.value()));
+          return CompletableFuture.completedFuture(CompressedStrings.expand(v));
         } catch (PmixException e) {
           return CompletableFuture.failedFuture(e);
         }
       }
-      missed = f != null;
     }
     // An anonymous class, not a lambda: a first get runs this (docs/architecture.md, "First
     // requests").
-    boolean storeJustMissed = missed;
     return threads.call(
         new Consumer<CompletableFuture<Value>>() {
           @Override
           public void accept(CompletableFuture<Value> f) {
-            resolve(new GetRequest(proc, key, ds, f, storeJustMissed));
+            resolve(new GetRequest(proc, key, ds, f));
           }
         });
   }
@@ -294,13 +282,6 @@ final class GetResolver implements SessionPart {
     if (ownNspace && g.proc().rank() == self.rank() && !reserved) {
       // Our own data is all here: asking the server would only wait for a commit of ourselves.
       threads.fail(g.future(), DataStore.notFound(g.proc(), g.key()));
-      return;
-    }
-    if (shared && g.storeJustMissed()) {
-      // The caller has just read the store and not found it there: reading it again on the
-      // reader thread would cost two hand-offs for the same answer. What the server stores
-      // meanwhile its answer says, and the store is read after it (finishGet).
-      askServer(g);
       return;
     }
     if (shared) {
@@ -445,7 +426,7 @@ final class GetResolver implements SessionPart {
               || failure.status().equals(Status.ERR_INIT))) {
         threads.fail(g.future(), failure);
       } else {
-        resolve(g.again());
+        resolve(g);
       }
     }
   }

@@ -193,31 +193,6 @@ class GdsGetTest {
     assertEquals(1, getRequests(), server.requests::toString);
   }
 
-  /**
-   * A get whose read on the calling thread missed asks the server at once: the store is read
-   * again only after the answer, not once more on the reader thread before the request (two
-   * hand-offs between threads for the answer just given).
-   */
-  @Test
-  void aMissOnTheCallerGoesStraightToTheServer() {
-    server.rankGets = ScriptedServer.RankGets.EMPTY_BLOB;
-    open();
-    List<String> reads = new java.util.concurrent.CopyOnWriteArrayList<>();
-    store.onRead =
-        (p, key) -> {
-          if (key.equals("late.key")) {
-            reads.add(Thread.currentThread().getName() + " after " + getRequests());
-            if (getRequests() > 0) {
-              store.put(PEER, "late.key", Value.of("after-the-answer"));
-            }
-          }
-        };
-    assertEquals("after-the-answer", get(PEER, "late.key").asString());
-    assertEquals(
-        List.of(Thread.currentThread().getName() + " after 0", ROLE.gdsThread() + " after 1"),
-        reads);
-  }
-
   @Test
   void aKeyNobodyHasIsNotFoundAfterTheServer() {
     server.rankGets = ScriptedServer.RankGets.EMPTY_SUCCESS;
