@@ -171,17 +171,11 @@ final class ChainIndex {
           at += r.size();
           break;
         case EXTENSION:
-          if (r.dataLength() < 8) {
-            throw Segment.corrupt(seg.name(), "extension slot at " + at + " without an offset");
-          }
-          long next = seg.u64(r.dataAt());
+          long next = DstoreFormat.extensionTarget(seg, at, r, total);
           if (next == 0) {
             // The chain ends before its count does.
             atHorizon = true;
             return STALE;
-          }
-          if (next < 0 || next >= total) {
-            throw Segment.corrupt(seg.name(), "extension slot at " + at + " points to " + next);
           }
           if (nslots == slots.length) {
             slots = Arrays.copyOf(slots, 2 * nslots);

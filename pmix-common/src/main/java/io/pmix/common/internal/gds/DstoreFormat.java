@@ -175,6 +175,25 @@ enum DstoreFormat {
     return hash;
   }
 
+  /**
+   * Where the extension slot {@code slot}, at {@code at} of {@code seg}, points: a global offset
+   * below {@code total} (the size of all the namespace's data segments), or 0 where its rank's
+   * chain ends.
+   *
+   * @throws io.pmix.common.PmixException {@code PMIX_ERR_UNPACK_FAILURE} if the slot holds no
+   *     offset, or one outside the data
+   */
+  static long extensionTarget(Segment seg, long at, Item slot, long total) {
+    if (slot.dataLength() < 8) {
+      throw Segment.corrupt(seg.name(), "extension slot at " + at + " without an offset");
+    }
+    long next = seg.u64(slot.dataAt());
+    if (next < 0 || next >= total) {
+      throw Segment.corrupt(seg.name(), "extension slot at " + at + " points to " + next);
+    }
+    return next;
+  }
+
   /** An extension slot pointing at global offset {@code next} (0: the chain ends). */
   byte[] extension(long next) {
     byte[] v = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder()).putLong(next).array();

@@ -425,15 +425,9 @@ public final class DstoreReader implements GdsModule {
           at += r.size();
           break;
         case EXTENSION:
-          if (r.dataLength() < 8) {
-            throw Segment.corrupt(seg.name(), "extension slot at " + at + " without an offset");
-          }
-          long next = seg.u64(r.dataAt());
+          long next = DstoreFormat.extensionTarget(seg, at, r, total);
           if (next == 0) {
             return Optional.of(out);
-          }
-          if (next < 0 || next >= total) {
-            throw Segment.corrupt(seg.name(), "extension slot at " + at + " points to " + next);
           }
           seg = ns.data.get((int) (next / dataSize));
           at = next % dataSize;

@@ -431,10 +431,10 @@ class DstoreReaderTest {
    */
   @Test
   void writesAfterASearchAreSeenByTheNext() {
-    Map<String, byte[]> f = GoldenStores.load("ds21");
-    ByteBuffer b = ByteBuffer.wrap(f.get("smdataseg-cjob-0")).order(ByteOrder.nativeOrder());
-    ByteBuffer meta = ByteBuffer.wrap(f.get("smseg-cjob-0")).order(ByteOrder.nativeOrder());
-    DstoreReader r = memory("ds21", f);
+    Live live = Live.ds21();
+    ByteBuffer b = live.data();
+    ByteBuffer meta = live.meta();
+    DstoreReader r = live.reader();
     Proc r0 = Proc.of("cjob", 0);
     int r0Entry = 8 + 24; // rank 0's meta entry: rank, offset, count
     assertEquals(new Fetched.Found(Value.of("str-cjob-0-0")), r.fetch(r0, "test.str.0"));
@@ -476,10 +476,10 @@ class DstoreReaderTest {
    */
   @Test
   void aSlotPointedElsewhereIsFollowed() {
-    Map<String, byte[]> f = GoldenStores.load("ds21");
-    ByteBuffer b = ByteBuffer.wrap(f.get("smdataseg-cjob-0")).order(ByteOrder.nativeOrder());
-    ByteBuffer meta = ByteBuffer.wrap(f.get("smseg-cjob-0")).order(ByteOrder.nativeOrder());
-    DstoreReader r = memory("ds21", f);
+    Live live = Live.ds21();
+    ByteBuffer b = live.data();
+    ByteBuffer meta = live.meta();
+    DstoreReader r = live.reader();
     Proc r0 = Proc.of("cjob", 0);
     int r0Entry = 8 + 24;
     long first = meta.getLong(r0Entry + 8);
@@ -493,33 +493,8 @@ class DstoreReaderTest {
     // test.str.0 replaced again, and test.new added; linked from the slot that led to the third
     // run, which leaves the chain with test.late. The count: -1 (the old record taken again), -1
     // (the replaced one), +1, +1.
-    long slot = -1;
-    long at = first;
-    Segment seg = new Segment("d", b);
-    while (true) {
-      DstoreFormat.Item i = DstoreFormat.DS21.parse(seg, at);
-      if (i.kind() == DstoreFormat.Kind.EXTENSION) {
-        long next = b.getLong((int) i.dataAt());
-        if (next == 0) {
-          break;
-        }
-        slot = at;
-        at = next;
-        continue;
-      }
-      if (new String(i.key(), StandardCharsets.US_ASCII).equals("test.str.0")) {
-        b.putLong((int) at, b.getLong((int) at) | DstoreFormat.INVALIDATED_FLAG);
-      }
-      at += i.size();
-    }
-    long free = b.getLong(0);
-    byte[] str = record("test.str.0", new byte[] {2, 0x0e, 11});
-    byte[] added = record("test.new", new byte[] {2, 0x0e, 5});
-    byte[] end = DstoreFormat.DS21.extension(0);
-    b.put((int) free, str).put((int) free + str.length, added)
-        .put((int) free + str.length + added.length, end);
-    b.putLong(0, free + str.length + added.length + end.length);
-    b.putLong((int) slot + DstoreFormat.DS21.extensionValueOffset(), free);
+    append(b, first, "test.str.0", true,
+        record("test.str.0", new byte[] {2, 0x0e, 11}), record("test.new", new byte[] {2, 0x0e, 5}));
 
     assertEquals(new Fetched.Found(Value.uint32(5)), r.fetch(r0, "test.new"));
     assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.late"));
@@ -527,19 +502,40 @@ class DstoreReaderTest {
     assertEquals(new Fetched.Found(Value.of("glob-0-0")), r.fetch(r0, "test.gstr"));
   }
 
+  /**
+   * A real server's ds21 store in memory under a reader, its data and meta segments written to
+   * as the server would.
+   */
+  private record Live(ByteBuffer data, ByteBuffer meta, DstoreReader reader) {
+    static Live ds21() {
+      Map<String, byte[]> f = GoldenStores.load("ds21");
+      return new Live(
+          ByteBuffer.wrap(f.get("smdataseg-cjob-0")).order(ByteOrder.nativeOrder()),
+          ByteBuffer.wrap(f.get("smseg-cjob-0")).order(ByteOrder.nativeOrder()),
+          memory("ds21", f));
+    }
+  }
+
   private static byte[] record(String key, byte[] value) {
     return DstoreFormat.DS21.encode(key.getBytes(StandardCharsets.US_ASCII), value, false);
+  }
+
+  private static void append(ByteBuffer b, long first, String replaced, byte[]... added) {
+    append(b, first, replaced, false, added);
   }
 
   /**
    * Changes the ds21 chain starting at {@code first} as libpmix's writer does: invalidates every
    * record of {@code replaced} (when not null), writes {@code added} and a closing extension slot
-   * at the segment's free offset and points the chain's closing slot at them. The meta count is
-   * the caller's.
+   * at the segment's free offset and points the chain's closing slot at them, or, when {@code
+   * early}, the slot before it (as the writer does with its count short). The meta count is the
+   * caller's.
    */
-  private static void append(ByteBuffer b, long first, String replaced, byte[]... added) {
+  private static void append(
+      ByteBuffer b, long first, String replaced, boolean early, byte[]... added) {
     Segment seg = new Segment("d", b);
     long at = first;
+    long before = -1;
     while (true) {
       DstoreFormat.Item i = DstoreFormat.DS21.parse(seg, at);
       if (i.kind() == DstoreFormat.Kind.EXTENSION) {
@@ -547,6 +543,7 @@ class DstoreReaderTest {
         if (next == 0) {
           break;
         }
+        before = at;
         at = next;
         continue;
       }
@@ -564,7 +561,9 @@ class DstoreReaderTest {
     byte[] end = DstoreFormat.DS21.extension(0);
     b.put((int) to, end);
     b.putLong(0, to + end.length);
-    b.putLong((int) at + DstoreFormat.DS21.extensionValueOffset(), free);
+    long link = early ? before : at;
+    assertTrue(link >= 0, "a slot before the closing one");
+    b.putLong((int) link + DstoreFormat.DS21.extensionValueOffset(), free);
   }
 
   @Test
