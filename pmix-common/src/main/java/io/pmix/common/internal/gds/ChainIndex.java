@@ -24,11 +24,11 @@ import java.util.Map;
  *       horizon was reached.
  *   <li>When the store has changed, every slot followed must still point where it did and the
  *       count must still cover the valid records passed; records are then read on from where the
- *       last search stopped. A key read again whose earlier record is no longer valid is its
- *       replacement (libpmix invalidates a key's record when a value of another size replaces it
- *       and appends the new one, the count unchanged): it gives back the count the old record
- *       took. At the horizon the chain must end (a closing extension slot): records beyond it
- *       mean a change the records read do not account for.
+ *       last search stopped, up to the new horizon, where the chain must end (a closing extension
+ *       slot). Records beyond it mean that a record passed was invalidated since: libpmix
+ *       invalidates a key's record when a value of another size replaces it and appends the new
+ *       one, the count unchanged, so the count now reaches one record further than the records
+ *       read on cover.
  *   <li>Otherwise the index is stale and the reader starts a new one, which reads the chain from
  *       its start as a walk does, and answers what the walk answers even when the chain does not
  *       end at the horizon.
@@ -189,21 +189,15 @@ final class ChainIndex {
         case VALUE:
           long here = segment * dataSize + at;
           ByteBuffer k = ByteBuffer.wrap(r.key());
-          Long earlier = keys.putIfAbsent(k, here);
-          if (earlier != null
-              && !records.isValueOf(
-                  data.get((int) (earlier / dataSize)), earlier % dataSize, r.key())) {
-            // The replacement of a record passed before: it gives back the count that one took.
-            keys.put(k, here);
-            passedValid--;
-            remaining++;
-          }
-          // Otherwise a key held twice (as the job-level data holds one): the first answers.
+          // A key held twice (as the job-level data holds one): the first answers. A key
+          // replaced since its record was passed leaves the count short of the chain's end, which
+          // the check at the horizon sends to a new index.
+          keys.putIfAbsent(k, here);
           passedValid++;
           remaining--;
           at += r.size();
-          if (Arrays.equals(r.key(), key) && keys.get(k) == here) {
-            return here;
+          if (Arrays.equals(r.key(), key)) {
+            return here; // not a key known before: find answered those
           }
           break;
       }
