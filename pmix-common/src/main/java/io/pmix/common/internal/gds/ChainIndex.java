@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the searches of one rank's record chain have read so far, so that the next search reads
@@ -51,18 +52,11 @@ final class ChainIndex {
 
   private final long start;
   private final DstoreFormat records;
-  /** Where an extension slot's value lies from the slot's start. */
-  private final int valueOffset;
   private final Map<ByteBuffer, Long> keys = new HashMap<>();
 
-  /** The extension slots followed (global offsets) and where each pointed. */
-  private long[] slots = new long[8];
-  private long[] links = new long[8];
-  private int nslots;
+  /** Where the last search stopped; null before the first search. */
+  private @Nullable ChainCursor cursor;
 
-  /** The next record to read; {@code segment} -1 before the first search. */
-  private int segment = -1;
-  private long at;
   private long passedValid;
   /** Whether the last search read up to the horizon (no record of the count left unread). */
   private boolean atHorizon;
@@ -78,7 +72,6 @@ final class ChainIndex {
   ChainIndex(long start, DstoreFormat records) {
     this.start = start;
     this.records = records;
-    this.valueOffset = records.extensionValueOffset();
   }
 
   /** The global offset of the chain's first record this index is about. */
@@ -91,37 +84,31 @@ final class ChainIndex {
    * written since the last call; {@link #MISS} when the chain does not hold it, {@link #STALE}
    * when a new index must be asked instead (never from a new index).
    *
-   * @param data the namespace's data segments, all of {@code dataSize} bytes
+   * @param data the namespace's data segments (the reader's list, which grows with the store)
    * @param count the meta entry's count of valid records
    * @throws io.pmix.common.PmixException {@code PMIX_ERR_UNPACK_FAILURE} if a record does not fit
    *     its segment or the chain does not end; the index must then be dropped
    */
-  long find(List<Segment> data, long dataSize, long count, byte[] key) {
-    boolean fresh = segment < 0;
-    long total = dataSize * data.size();
-    if (fresh) {
-      if (start < 0 || start >= total) {
-        throw Segment.corrupt(data.get(0).name(), "rank data at " + start + " beyond the data");
-      }
-      segment = (int) (start / dataSize);
-      at = start % dataSize;
+  long find(List<Segment> data, long count, byte[] key) {
+    ChainCursor c = cursor;
+    boolean fresh = c == null;
+    if (c == null) {
+      c = new ChainCursor(data, records, start);
+      cursor = c;
     }
     long free = data.get(data.size() - 1).u64(0);
     boolean changed =
         count != seenCount
             || data.size() != seenSegments
             || free != seenFree
-            || peek(data.get(segment), at) != stopWord0
-            || peek(data.get(segment), at + 8) != stopWord8;
+            || c.word(0) != stopWord0
+            || c.word(8) != stopWord8;
     if (changed && !fresh) {
       if (count < passedValid) {
         return STALE; // the chain now ends among the records passed
       }
-      for (int i = 0; i < nslots; i++) {
-        long slot = slots[i];
-        if (data.get((int) (slot / dataSize)).u64(slot % dataSize + valueOffset) != links[i]) {
-          return STALE;
-        }
+      if (!c.slotsUnchanged()) {
+        return STALE;
       }
       // Records may have been written after where the last search stopped.
       atHorizon = false;
@@ -129,14 +116,11 @@ final class ChainIndex {
     long found;
     Long known = keys.get(ByteBuffer.wrap(key));
     if (known != null) {
-      found =
-          records.isValueOf(data.get((int) (known / dataSize)), known % dataSize, key)
-              ? known
-              : STALE;
+      found = c.holds(known, key) ? known : STALE;
     } else if (atHorizon) {
       found = MISS;
     } else {
-      found = readOn(data, dataSize, total, count, key);
+      found = readOn(c, count, key);
       if (found == STALE && fresh) {
         // A new index reads what a walk reads: the chain as the writer left it.
         found = MISS;
@@ -145,8 +129,8 @@ final class ChainIndex {
     seenCount = count;
     seenSegments = data.size();
     seenFree = free;
-    stopWord0 = peek(data.get(segment), at);
-    stopWord8 = peek(data.get(segment), at + 8);
+    stopWord0 = c.word(0);
+    stopWord8 = c.word(8);
     return found;
   }
 
@@ -155,74 +139,29 @@ final class ChainIndex {
    * {@code count}: the key's offset, {@link #MISS}, or {@link #STALE} when the records read do
    * not account for the change (see the class comment).
    */
-  private long readOn(List<Segment> data, long dataSize, long total, long count, byte[] key) {
+  private long readOn(ChainCursor c, long count, byte[] key) {
     long remaining = count - passedValid;
-    // As in a full walk: every step reads a record of at least 17 bytes or follows an extension
-    // slot, so more steps than the segments have room for records means a cycle.
-    long budget = total / 17 + 16;
+    c.allowSteps();
     while (remaining > 0) {
-      if (--budget < 0) {
-        throw Segment.corrupt(data.get(segment).name(), "a record chain does not end");
+      DstoreFormat.Item r = c.next();
+      if (r == null) {
+        // The chain ends before its count does.
+        atHorizon = true;
+        return STALE;
       }
-      Segment seg = data.get(segment);
-      DstoreFormat.Item r = records.parse(seg, at);
-      switch (r.kind()) {
-        case INVALIDATED:
-          at += r.size();
-          break;
-        case EXTENSION:
-          long next = DstoreFormat.extensionTarget(seg, at, r, total);
-          if (next == 0) {
-            // The chain ends before its count does.
-            atHorizon = true;
-            return STALE;
-          }
-          if (nslots == slots.length) {
-            slots = Arrays.copyOf(slots, 2 * nslots);
-            links = Arrays.copyOf(links, 2 * nslots);
-          }
-          slots[nslots] = segment * dataSize + at;
-          links[nslots++] = next;
-          segment = (int) (next / dataSize);
-          at = next % dataSize;
-          break;
-        case VALUE:
-          long here = segment * dataSize + at;
-          ByteBuffer k = ByteBuffer.wrap(r.key());
-          // A key held twice (as the job-level data holds one): the first answers. A key
-          // replaced since its record was passed leaves the count short of the chain's end, which
-          // the check at the horizon sends to a new index.
-          keys.putIfAbsent(k, here);
-          passedValid++;
-          remaining--;
-          at += r.size();
-          if (Arrays.equals(r.key(), key)) {
-            return here; // not a key known before: find answered those
-          }
-          break;
+      // A key held twice (as the job-level data holds one): the first answers. A key replaced
+      // since its record was passed leaves the count short of the chain's end, which the check
+      // at the horizon sends to a new index.
+      keys.putIfAbsent(ByteBuffer.wrap(r.key()), c.last());
+      passedValid++;
+      remaining--;
+      if (Arrays.equals(r.key(), key)) {
+        return c.last(); // not a key known before: find answered those
       }
     }
     // At the horizon the chain must end: records beyond it mean a count the records passed do
     // not account for.
     atHorizon = true;
-    return endsAt(data.get(segment), at) ? MISS : STALE;
-  }
-
-  /** Whether the record at {@code local} of {@code seg} is a closing extension slot. */
-  private boolean endsAt(Segment seg, long local) {
-    try {
-      DstoreFormat.Item end = records.parse(seg, local);
-      return end.kind() == DstoreFormat.Kind.EXTENSION
-          && end.dataLength() >= 8
-          && seg.u64(end.dataAt()) == 0;
-    } catch (io.pmix.common.PmixException e) {
-      // Not a record: the writer left the chain without its closing slot.
-      return false;
-    }
-  }
-
-  /** The word at {@code local} of {@code seg}, or {@link Long#MIN_VALUE} past its end. */
-  private static long peek(Segment seg, long local) {
-    return local >= 0 && local <= seg.size() - 8 ? seg.u64(local) : Long.MIN_VALUE;
+    return c.atEnd() ? MISS : STALE;
   }
 }

@@ -225,7 +225,7 @@ public final class DstoreReader implements GdsModule {
       if (ns == null) {
         return Optional.empty();
       }
-      return key == null ? walk(ns, proc.rank(), null) : search(ns, proc.rank(), key);
+      return key == null ? walk(ns, proc.rank()) : search(ns, proc.rank(), key);
     } finally {
       lock.unlock();
     }
@@ -371,12 +371,12 @@ public final class DstoreReader implements GdsModule {
     long dataSize = ns.data.get(0).size();
     long found;
     try {
-      found = chain.find(ns.data, dataSize, m[1], key);
+      found = chain.find(ns.data, m[1], key);
       if (found == ChainIndex.STALE) {
         // A new index has read nothing that could have changed: it is never stale.
         chain = new ChainIndex(m[0], records);
         ns.chains.put(rank, chain);
-        found = chain.find(ns.data, dataSize, m[1], key);
+        found = chain.find(ns.data, m[1], key);
       }
     } catch (RuntimeException e) {
       ns.chains.remove(rank);
@@ -394,62 +394,29 @@ public final class DstoreReader implements GdsModule {
                 seg.copy(r.dataAt(), r.dataLength()))));
   }
 
-  private Optional<List<Raw>> walk(NsSegments ns, int rank, byte @Nullable [] key) {
+  /** Every record of {@code rank}'s chain, as libpmix's readers walk it (docs/gds.md §3). */
+  private Optional<List<Raw>> walk(NsSegments ns, int rank) {
     long[] m = meta(ns, rank);
     if (m == null) {
       return Optional.empty();
     }
-    long dataSize = ns.data.get(0).size();
-    long total = dataSize * ns.data.size();
-    long offset = m[0];
     long count = m[1];
-    // Every step consumes a record of at least 17 bytes or follows an extension slot (itself a
-    // record of at least 17 bytes); more steps than the segments have room for records means a
-    // cycle. Each step reads at most 16 + 512 bytes to find its key.
-    long budget = total / 17 + 16;
     // What is copied out is bounded by the segments too (a chain may loop back over its records).
-    long copyBudget = total;
+    long copyBudget = ns.data.get(0).size() * ns.data.size();
     List<Raw> out = new ArrayList<>();
-    if (offset < 0 || offset >= total) {
-      throw Segment.corrupt(ns.data.get(0).name(), "rank data at " + offset + " beyond the data");
-    }
-    Segment seg = ns.data.get((int) (offset / dataSize));
-    long at = offset % dataSize;
-    while (count > 0) {
-      if (--budget < 0) {
-        throw Segment.corrupt(seg.name(), "the record chain of rank " + rank + " does not end");
+    ChainCursor c = new ChainCursor(ns.data, records, m[0]);
+    for (; count > 0; count--) {
+      DstoreFormat.Item r = c.next();
+      if (r == null) {
+        break;
       }
-      DstoreFormat.Item r = records.parse(seg, at);
-      switch (r.kind()) {
-        case INVALIDATED:
-          at += r.size();
-          break;
-        case EXTENSION:
-          long next = DstoreFormat.extensionTarget(seg, at, r, total);
-          if (next == 0) {
-            return Optional.of(out);
-          }
-          seg = ns.data.get((int) (next / dataSize));
-          at = next % dataSize;
-          break;
-        case VALUE:
-          if (key == null || Arrays.equals(key, r.key())) {
-            copyBudget -= r.dataLength() + r.key().length;
-            if (copyBudget < 0) {
-              throw Segment.corrupt(seg.name(), "the records of rank " + rank + " repeat");
-            }
-            out.add(
-                new Raw(
-                    new String(r.key(), StandardCharsets.UTF_8),
-                    seg.copy(r.dataAt(), r.dataLength())));
-            if (key != null) {
-              return Optional.of(out);
-            }
-          }
-          count--;
-          at += r.size();
-          break;
+      Segment seg = c.lastSegment();
+      copyBudget -= r.dataLength() + r.key().length;
+      if (copyBudget < 0) {
+        throw Segment.corrupt(seg.name(), "the records of rank " + rank + " repeat");
       }
+      out.add(
+          new Raw(new String(r.key(), StandardCharsets.UTF_8), seg.copy(r.dataAt(), r.dataLength())));
     }
     return Optional.of(out);
   }

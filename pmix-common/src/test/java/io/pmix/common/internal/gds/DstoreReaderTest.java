@@ -53,6 +53,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class DstoreReaderTest {
   private static final Duration LOCK_TIMEOUT = Duration.ofSeconds(10);
   private static final Proc WILD = Proc.wildcard("cjob");
+  private static final Proc R0 = Proc.of("cjob", 0);
+  /** Rank 0's entry in the golden meta segment (rank, offset, count); WILDCARD's is at 8. */
+  private static final int R0_ENTRY = 8 + 24;
   private static final List<String> RANK0_KEYS =
       List.of(
           "pmix.appnum",
@@ -431,41 +434,36 @@ class DstoreReaderTest {
    */
   @Test
   void writesAfterASearchAreSeenByTheNext() {
-    Live live = Live.ds21();
-    ByteBuffer b = live.data();
-    ByteBuffer meta = live.meta();
-    DstoreReader r = live.reader();
-    Proc r0 = Proc.of("cjob", 0);
-    int r0Entry = 8 + 24; // rank 0's meta entry: rank, offset, count
-    assertEquals(new Fetched.Found(Value.of("str-cjob-0-0")), r.fetch(r0, "test.str.0"));
-    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.late"));
+    Live s = Live.ds21();
+    assertEquals(new Fetched.Found(Value.of("str-cjob-0-0")), s.get(R0, "test.str.0"));
+    assertEquals(new Fetched.NoKey(), s.get(R0, "test.late"));
 
-    append(b, meta.getLong(r0Entry + 8), "test.str.0",
+    s.append(s.first(R0_ENTRY), "test.str.0",
         record("test.str.0", new byte[] {2, 0x0e, 9}), record("test.late", new byte[] {2, 0x0e, 7}));
-    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) - 1 + 1 + 1);
-    assertEquals(new Fetched.Found(Value.uint32(9)), r.fetch(r0, "test.str.0"));
-    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
-    assertEquals(new Fetched.Found(Value.of("glob-0-0")), r.fetch(r0, "test.gstr"));
+    s.count(R0_ENTRY, -1 + 1 + 1);
+    assertEquals(new Fetched.Found(Value.uint32(9)), s.get(R0, "test.str.0"));
+    assertEquals(new Fetched.Found(Value.uint32(7)), s.get(R0, "test.late"));
+    assertEquals(new Fetched.Found(Value.of("glob-0-0")), s.get(R0, "test.gstr"));
 
-    append(b, meta.getLong(r0Entry + 8), null,
+    s.append(s.first(R0_ENTRY), null,
         record("test.later", new byte[] {2, 0x0e, 5}), record("test.last", new byte[] {2, 0x0e, 6}));
-    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) + 2 - 1);
-    assertEquals(new Fetched.Found(Value.uint32(5)), r.fetch(r0, "test.later"));
-    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.last"));
-    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
+    s.count(R0_ENTRY, 2 - 1);
+    assertEquals(new Fetched.Found(Value.uint32(5)), s.get(R0, "test.later"));
+    assertEquals(new Fetched.NoKey(), s.get(R0, "test.last"));
+    assertEquals(new Fetched.Found(Value.uint32(7)), s.get(R0, "test.late"));
     // The same writer lowering the count with nothing appended (a key stored again at its size
     // after it matched the key's invalidated record by name): the last record counted is out.
-    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) - 1);
-    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.later"));
-    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
+    s.count(R0_ENTRY, -1);
+    assertEquals(new Fetched.NoKey(), s.get(R0, "test.later"));
+    assertEquals(new Fetched.Found(Value.uint32(7)), s.get(R0, "test.late"));
 
-    assertEquals(new Fetched.NoKey(), r.fetch(WILD, "test.late"));
-    append(b, 8, "pmix.pdata",
+    assertEquals(new Fetched.NoKey(), s.get(WILD, "test.late"));
+    s.append(8, "pmix.pdata",
         record("pmix.pdata", new byte[] {2, 0x0e, 9}), record("test.late", new byte[] {2, 0x0e, 7}));
-    meta.putLong(8 + 16, meta.getLong(8 + 16) - 2 + 1 + 1); // WILDCARD's entry: its count
-    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(WILD, "test.late"));
-    assertEquals(new Fetched.Found(Value.uint32(9)), r.fetch(WILD, "pmix.pdata"));
-    assertEquals(new Fetched.Found(Value.uint32(2)), r.fetch(WILD, "pmix.job.size"));
+    s.count(8, -2 + 1 + 1); // WILDCARD's entry: its count
+    assertEquals(new Fetched.Found(Value.uint32(7)), s.get(WILD, "test.late"));
+    assertEquals(new Fetched.Found(Value.uint32(9)), s.get(WILD, "pmix.pdata"));
+    assertEquals(new Fetched.Found(Value.uint32(2)), s.get(WILD, "pmix.job.size"));
   }
 
   /**
@@ -476,30 +474,25 @@ class DstoreReaderTest {
    */
   @Test
   void aSlotPointedElsewhereIsFollowed() {
-    Live live = Live.ds21();
-    ByteBuffer b = live.data();
-    ByteBuffer meta = live.meta();
-    DstoreReader r = live.reader();
-    Proc r0 = Proc.of("cjob", 0);
-    int r0Entry = 8 + 24;
-    long first = meta.getLong(r0Entry + 8);
+    Live s = Live.ds21();
+    long first = s.first(R0_ENTRY);
     // A third run: test.str.0 replaced, test.late added.
-    append(b, first, "test.str.0",
+    s.append(first, "test.str.0",
         record("test.str.0", new byte[] {2, 0x0e, 9}), record("test.late", new byte[] {2, 0x0e, 7}));
-    meta.putLong(r0Entry + 16, meta.getLong(r0Entry + 16) + 1);
-    assertEquals(new Fetched.Found(Value.uint32(7)), r.fetch(r0, "test.late"));
-    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.new"));
+    s.count(R0_ENTRY, 1);
+    assertEquals(new Fetched.Found(Value.uint32(7)), s.get(R0, "test.late"));
+    assertEquals(new Fetched.NoKey(), s.get(R0, "test.new"));
 
     // test.str.0 replaced again, and test.new added; linked from the slot that led to the third
     // run, which leaves the chain with test.late. The count: -1 (the old record taken again), -1
     // (the replaced one), +1, +1.
-    append(b, first, "test.str.0", true,
+    s.append(first, "test.str.0", true,
         record("test.str.0", new byte[] {2, 0x0e, 11}), record("test.new", new byte[] {2, 0x0e, 5}));
 
-    assertEquals(new Fetched.Found(Value.uint32(5)), r.fetch(r0, "test.new"));
-    assertEquals(new Fetched.NoKey(), r.fetch(r0, "test.late"));
-    assertEquals(new Fetched.Found(Value.uint32(11)), r.fetch(r0, "test.str.0"));
-    assertEquals(new Fetched.Found(Value.of("glob-0-0")), r.fetch(r0, "test.gstr"));
+    assertEquals(new Fetched.Found(Value.uint32(5)), s.get(R0, "test.new"));
+    assertEquals(new Fetched.NoKey(), s.get(R0, "test.late"));
+    assertEquals(new Fetched.Found(Value.uint32(11)), s.get(R0, "test.str.0"));
+    assertEquals(new Fetched.Found(Value.of("glob-0-0")), s.get(R0, "test.gstr"));
   }
 
   /**
@@ -514,14 +507,32 @@ class DstoreReaderTest {
           ByteBuffer.wrap(f.get("smseg-cjob-0")).order(ByteOrder.nativeOrder()),
           memory("ds21", f));
     }
+
+    Fetched get(Proc p, String key) {
+      return reader.fetch(p, key);
+    }
+
+    /** The chain's start in the meta entry at {@code entry} (rank, offset, count). */
+    long first(int entry) {
+      return meta.getLong(entry + 8);
+    }
+
+    /** Changes the count of the meta entry at {@code entry} by {@code delta}. */
+    void count(int entry, long delta) {
+      meta.putLong(entry + 16, meta.getLong(entry + 16) + delta);
+    }
+
+    void append(long first, String replaced, byte[]... added) {
+      DstoreReaderTest.append(data, first, replaced, false, added);
+    }
+
+    void append(long first, String replaced, boolean early, byte[]... added) {
+      DstoreReaderTest.append(data, first, replaced, early, added);
+    }
   }
 
   private static byte[] record(String key, byte[] value) {
     return DstoreFormat.DS21.encode(key.getBytes(StandardCharsets.US_ASCII), value, false);
-  }
-
-  private static void append(ByteBuffer b, long first, String replaced, byte[]... added) {
-    append(b, first, replaced, false, added);
   }
 
   /**
