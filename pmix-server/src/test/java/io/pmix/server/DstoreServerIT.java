@@ -309,6 +309,59 @@ class DstoreServerIT {
   }
 
   /**
+   * A ds12 reader lost inside a read (the test keeps the store's rwlock read-held: to the writer,
+   * a reader killed there is the same, nothing ever gives its hold back) must not leave the peers
+   * reading older values than the server's. Two C ranks cycle three times (each cycle puts its
+   * number, fences, reads the other's); with the lock held, two new processes of the same ranks
+   * cycle once: the store still holds 2, but they must read this cycle's 0 (or 1). The store is
+   * then retired: processes set up later are told hash, and run.
+   */
+  @Test
+  void aReaderLostInsideADs12ReadLeavesNoStaleValueBehind() throws Exception {
+    Path cycler = CPrograms.compile("src/test/c/server_it_client.c");
+    // Short: the writes waiting for the lost reader time out, as they must.
+    start(ServerOptions.builder().gds("ds12,hash").storeLockTimeout(Duration.ofSeconds(1)));
+    register("lost", 2);
+    for (Launched p : cycle(cycler, "lost", 3)) {
+      assertEquals(0, p.await(WAIT), describe(p));
+    }
+    try (HeldReaderLock lock = HeldReaderLock.takeDs12(server.gdsDirectories().get(0))) {
+      for (int r = 0; r < 2; r++) {
+        assertEquals(
+            Status.OPERATION_SUCCEEDED,
+            server.registerClient(Proc.of("lost", r), Launched.myUid(), Launched.myGid()));
+      }
+      for (Launched p : cycle(cycler, "lost", 1)) {
+        assertEquals(0, p.await(WAIT), describe(p));
+        assertTrue(p.stdout().contains("cycles=1"), describe(p));
+      }
+      Map<String, String> env = server.setupFork(Proc.of("lost", 0));
+      assertEquals("hash", env.get("PMIX_GDS_MODULE"), env::toString);
+      assertFalse(env.containsKey(GdsKind.ESH_BASE_PATH), env::toString);
+      for (int r = 0; r < 2; r++) {
+        assertEquals(
+            Status.OPERATION_SUCCEEDED,
+            server.registerClient(Proc.of("lost", r), Launched.myUid(), Launched.myGid()));
+      }
+      for (Launched p : cycle(cycler, "lost", 2)) {
+        assertEquals(0, p.await(WAIT), describe(p));
+      }
+    }
+  }
+
+  /** Both ranks of {@code nspace}, each cycling init/put/fence/get-peers/finalize {@code n} times. */
+  private List<Launched> cycle(Path exe, String nspace, int n) throws IOException {
+    List<Launched> ps = new ArrayList<>();
+    for (int r = 0; r < 2; r++) {
+      Launched p = Launched.start(exe, server.setupFork(Proc.of(nspace, r)), "cycles",
+          Integer.toString(n));
+      started.add(p);
+      ps.add(p);
+    }
+    return ps;
+  }
+
+  /**
    * The job data is in the store once the namespace and its clients are registered, before any
    * process has connected (so the first inits do not wait for the write), and it is there once:
    * the first client's REQ adds only its pmix.bfrops.mod.

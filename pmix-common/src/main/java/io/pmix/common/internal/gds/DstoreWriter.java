@@ -43,7 +43,18 @@ import org.jspecify.annotations.Nullable;
  * its old record is invalidated and a new one appended, as libpmix does; an unchanged value is not
  * written again. One write (one {@link #store} call) takes the lock once.
  *
- * <p>Not thread-safe: the server's progress thread owns it.
+ * <p><b>The store never answers older data than the server holds.</b> A write that cannot be made
+ * whole leaves its rank <i>hidden</i>: the rank's count in its meta entry is set to 0, so readers
+ * (libpmix's and ours) find none of its keys and ask the server, which has them; the rank is not
+ * written again. A lock not granted in time (a reader stopped inside a read, or dead inside one:
+ * ds12's rwlock, unlike our ds21 mutexes, cannot be taken over from a dead reader, so it is then
+ * lost for good) <i>retires</i> the store: the lock is not tried again, and every rank a later
+ * write is for is hidden instead, without the lock. Hiding without the lock is one aligned 8-byte
+ * store of the count, which libpmix's reader reads once per search: a reader sees the rank whole
+ * or not at all.
+ *
+ * <p>Not thread-safe: one thread (the server's store writer) owns it; {@link #retired} may be read
+ * from any.
  */
 public final class DstoreWriter implements AutoCloseable {
   static final int PAGE = 4096;
@@ -80,6 +91,8 @@ public final class DstoreWriter implements AutoCloseable {
   /** The address of ds12's rwlock; 0 for ds21. */
   private final long rwlock;
   private boolean closed;
+  /** Set once the lock was not granted in time: nothing is written any more, ranks are hidden. */
+  private volatile boolean retired;
 
   /** What is written of one namespace. */
   private static final class Ns {
@@ -112,6 +125,8 @@ public final class DstoreWriter implements AutoCloseable {
 
     long count;
     final Map<String, Rec> keys = new HashMap<>();
+    /** Its count set to 0 after a write to it failed: it is not written again. */
+    boolean hidden;
   }
 
   /** A valid record: where it starts, where its data starts, and the data (to skip rewrites). */
@@ -284,9 +299,14 @@ public final class DstoreWriter implements AutoCloseable {
    * cannot hold (longer than 511 bytes, or ds12's marker names) are left out: readers then ask the
    * server.
    *
+   * Values larger than a data segment are left out too, and the key's older record, if any, is
+   * invalidated. After a failure, or on a {@linkplain #retired retired} store, the rank is hidden
+   * instead (see the class comment).
+   *
    * @throws PmixException {@code PMIX_ERR_TIMEOUT} if the readers' locks were not granted in time
-   *     (nothing is written then), {@code PMIX_ERR_NOT_AVAILABLE} if a segment cannot be made,
-   *     {@code PMIX_ERR_BAD_PARAM} for a value larger than a data segment
+   *     (nothing is written then, the store is retired), {@code PMIX_ERR_NOT_AVAILABLE} if a
+   *     segment cannot be made, {@code PMIX_ERR_BAD_PARAM} for a namespace name a store cannot
+   *     hold
    */
   public void store(String nspace, int rank, Map<String, Value> values) {
     storeAll(
@@ -303,10 +323,18 @@ public final class DstoreWriter implements AutoCloseable {
    * {@link #store}s {@code writes} in order under one taking of the writer lock (a ds21 lock is
    * one mutex pair per local process of every namespace: taking it once per commit of a
    * 1,024-process job was most of that job's fence). A write that fails (as for {@link #store})
-   * is given to {@code failed} and the others go on; a lock not granted in time fails them all.
+   * is given to {@code failed}, its rank hidden, and the others go on; a lock not granted in time
+   * fails them all and retires the store. On a retired store every write hides its rank, and
+   * none is given to {@code failed} (the retirement was).
    */
   public void storeAll(List<Write> writes, BiConsumer<Write, RuntimeException> failed) {
     checkOpen();
+    if (retired) {
+      for (Write w : writes) {
+        hide(w.nspace(), w.rank());
+      }
+      return;
+    }
     List<Write> ready = new ArrayList<>(writes.size());
     List<Ns> targets = new ArrayList<>(writes.size());
     List<List<Map.Entry<byte[], byte[]>>> packedAll = new ArrayList<>(writes.size());
@@ -329,7 +357,9 @@ public final class DstoreWriter implements AutoCloseable {
     try {
       held = lock();
     } catch (RuntimeException e) {
+      retire(e);
       for (Write w : ready) {
+        hide(w.nspace(), w.rank());
         failed.accept(w, e);
       }
       return;
@@ -337,17 +367,68 @@ public final class DstoreWriter implements AutoCloseable {
     try {
       for (int i = 0; i < ready.size(); i++) {
         Write w = ready.get(i);
-        long stored =
-            w.rank() == Proc.RANK_WILDCARD ? WILDCARD_STORED : Integer.toUnsignedLong(w.rank());
+        Ns ns = targets.get(i);
+        long stored = stored(w.rank());
+        Chain chain = ns.ranks.get(stored);
+        if (chain != null && chain.hidden) {
+          continue;
+        }
         try {
-          ensureEntry(targets.get(i));
-          append(targets.get(i), stored, packedAll.get(i));
+          ensureEntry(ns);
+          append(ns, stored, packedAll.get(i));
         } catch (RuntimeException e) {
+          hide(w.nspace(), w.rank());
           failed.accept(w, e);
         }
       }
     } finally {
       unlock(held);
+    }
+  }
+
+  private static long stored(int rank) {
+    return rank == Proc.RANK_WILDCARD ? WILDCARD_STORED : Integer.toUnsignedLong(rank);
+  }
+
+  /**
+   * Whether the store was retired: its lock was not granted in time once, so it is no longer
+   * written (ranks given to it are hidden) and no process should be told to read it. Thread-safe.
+   */
+  public boolean retired() {
+    return retired;
+  }
+
+  private void retire(RuntimeException why) {
+    if (!retired) {
+      retired = true;
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "gds {0} store {1} retired: {2} (a reader stopped or died holding its lock); nothing is"
+              + " written to it any more, its readers ask the server for what changes",
+          kind.libpmixName(), dir, why.getMessage());
+    }
+  }
+
+  /**
+   * Hides {@code rank} of {@code nspace} from the store's readers for good: its count in its meta
+   * entry becomes 0 (one aligned 8-byte store, safe without the lock: libpmix's reader reads the
+   * count once per search, so it sees the rank's records whole or not at all), and it is not
+   * written again. Its readers then ask the server. A rank with no meta entry yet is only marked.
+   */
+  private void hide(String nspace, int rank) {
+    Ns ns = namespaces.get(nspace);
+    if (ns == null) {
+      return;
+    }
+    long stored = stored(rank);
+    Chain chain = ns.ranks.computeIfAbsent(stored, r -> new Chain());
+    if (chain.hidden) {
+      return;
+    }
+    chain.hidden = true;
+    MetaEntry m = metaEntry(ns, stored);
+    if (m != null && m.seg().u64(m.at() + 16) != 0) {
+      m.seg().putU64(m.at() + 16, 0);
     }
   }
 
@@ -398,8 +479,9 @@ public final class DstoreWriter implements AutoCloseable {
       }
       byte[] rec = records.encode(kv.getKey(), data, false);
       if (rec.length + extLength + 8L > dataSize) {
-        throw new PmixException(
-            Status.ERR_BAD_PARAM, "value of " + key + " is too large for a data segment");
+        // Left out, as a key a record cannot hold: its readers ask the server, which has it (its
+        // older value, if any, was invalidated above and is not found either).
+        continue;
       }
       fresh.add(Map.entry(key, data));
       encoded.add(rec);
@@ -464,6 +546,19 @@ public final class DstoreWriter implements AutoCloseable {
 
   private long local(long global) {
     return global % dataSize;
+  }
+
+  /** Where a rank's meta entry lies. */
+  private record MetaEntry(Segment seg, long at) {}
+
+  /** The rank's meta entry, or null when its meta segment is not made yet. */
+  private @Nullable MetaEntry metaEntry(Ns ns, long rank) {
+    long index = rank == WILDCARD_STORED ? 0 : rank + 1;
+    long perSegment = (metaSize - 8) / DstoreReader.RANK_META_SIZE;
+    int id = (int) (index / perSegment);
+    return id < ns.meta.size()
+        ? new MetaEntry(ns.meta.get(id), 8 + (index % perSegment) * DstoreReader.RANK_META_SIZE)
+        : null;
   }
 
   private void writeMeta(Ns ns, long rank, Chain chain) {
@@ -562,12 +657,25 @@ public final class DstoreWriter implements AutoCloseable {
       return;
     }
     if (ns.entry >= 0) {
-      Held held = lock();
-      try {
-        Where w = tableEntry(ns);
-        w.seg().put(w.at(), new byte[DstoreReader.NS_INFO_SIZE]);
-      } finally {
-        unlock(held);
+      Where w = tableEntry(ns);
+      Held held = null;
+      if (!retired) {
+        try {
+          held = lock();
+        } catch (RuntimeException e) {
+          retire(e);
+        }
+      }
+      if (held == null) {
+        // Without the lock, the name's first byte only (one store): a reader sees the entry
+        // named or not at all.
+        w.seg().put(w.at(), new byte[1]);
+      } else {
+        try {
+          w.seg().put(w.at(), new byte[DstoreReader.NS_INFO_SIZE]);
+        } finally {
+          unlock(held);
+        }
       }
     }
     namespaces.remove(nspace);

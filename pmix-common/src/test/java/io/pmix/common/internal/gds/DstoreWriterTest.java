@@ -149,7 +149,8 @@ class DstoreWriterTest {
 
   /**
    * A batch is written under one lock, in order; a write that cannot be made (a namespace that
-   * names a path, a value larger than a data segment) is reported and the others still land.
+   * names a path) is reported and the others still land; a value larger than a data segment is
+   * left out, and the older value of its key is no longer read (its readers ask the server).
    */
   @ParameterizedTest
   @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
@@ -157,6 +158,7 @@ class DstoreWriterTest {
     Map<String, String> env = Map.of("NS_DATA_SEG_SIZE", "4096");
     try (DstoreWriter w = writer(kind, env)) {
       w.addNamespace("job1", 2);
+      w.store("job1", 1, values("k.big", Value.of("small for now")));
       List<DstoreWriter.Write> batch =
           List.of(
               new DstoreWriter.Write("job1", 0, values("k.a", Value.of("first"))),
@@ -167,8 +169,7 @@ class DstoreWriterTest {
       List<String> failed = new java.util.ArrayList<>();
       w.storeAll(batch, (x, e) -> failed.add(x.nspace() + ":" + x.rank() + " "
           + ((io.pmix.common.PmixException) e).status().name()));
-      assertEquals(
-          List.of("../escape:0 PMIX_ERR_BAD_PARAM", "job1:1 PMIX_ERR_BAD_PARAM"), failed);
+      assertEquals(List.of("../escape:0 PMIX_ERR_BAD_PARAM"), failed);
       try (DstoreReader r =
           DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
         assertEquals(Value.of("again"), found(r.fetch(new Proc("job1", 0), "k.a")));

@@ -75,7 +75,8 @@ public final class SharedStores implements AutoCloseable {
   private @Nullable CompletableFuture<Void> closed;
   /** The uid whose processes can read the stores (their owner). */
   private final int readerUid;
-  private final Map<String, String> environment;
+  /** What setupFork exports: the stores not retired (DstoreWriter#retired), then hash. */
+  private volatile Map<String, String> environment;
   /** What a client that cannot read the stores is told. */
   private final Map<String, String> hashOnly;
   /** The job data written per namespace: its generation, and the bfrops version it carried. */
@@ -93,21 +94,42 @@ public final class SharedStores implements AutoCloseable {
     this.readerUid = readerUid;
     this.hashOnly = Map.of("PMIX_GDS_MODULE", GdsKind.HASH.libpmixName());
     this.createdDirs = new ArrayList<>(createdDirs);
+    this.environment = exports(writers);
+  }
+
+  /** {@code PMIX_GDS_MODULE} naming the stores not retired, best first, and their base paths. */
+  private static Map<String, String> exports(List<DstoreWriter> writers) {
     Map<String, String> env = new LinkedHashMap<>();
     List<String> names = new ArrayList<>();
+    List<DstoreWriter> offered = new ArrayList<>();
     for (DstoreWriter w : writers) {
-      names.add(w.kind().libpmixName());
+      if (!w.retired()) {
+        offered.add(w);
+        names.add(w.kind().libpmixName());
+      }
     }
     names.add(GdsKind.HASH.libpmixName());
     // A 5.x client scores hash above its unnamed shmem2, as before (docs/transport.md §9.3).
     env.put("PMIX_GDS_MODULE", String.join(",", names));
-    for (DstoreWriter w : writers) {
+    for (DstoreWriter w : offered) {
       // libpmix's names: ds21 its own variable, ds12 the old generic one.
       env.put(
           w.kind() == GdsKind.DS21 ? "PMIX_DSTORE_21_BASE_PATH" : GdsKind.ESH_BASE_PATH,
           w.directory().toString());
     }
-    this.environment = Collections.unmodifiableMap(env);
+    return Collections.unmodifiableMap(env);
+  }
+
+  /**
+   * Writer thread, after writes: a store retired by them (its lock lost) is no longer offered to
+   * the processes set up from now on; those already told of it go on reading it, and its hidden
+   * ranks send them to the server.
+   */
+  private void offerOnlyLiveStores() {
+    Map<String, String> now = exports(writers);
+    if (!now.equals(environment)) {
+      environment = now;
+    }
   }
 
   /**
@@ -301,10 +323,11 @@ public final class SharedStores implements AutoCloseable {
               LOG.log(
                   Level.WARNING,
                   "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
-                      + " not stored (its readers will ask the server)",
+                      + " not stored; hidden from its readers, who ask the server",
                   e));
     }
     batch.clear();
+    offerOnlyLiveStores();
   }
 
   /**
@@ -376,6 +399,7 @@ public final class SharedStores implements AutoCloseable {
               LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": removing " + nspace, e);
             }
           }
+          offerOnlyLiveStores();
         });
   }
 

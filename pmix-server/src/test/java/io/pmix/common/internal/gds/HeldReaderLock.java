@@ -4,21 +4,30 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * A ds21 reader that takes its lock and keeps it until closed, as a client stopped in the middle
- * of a read would: the server's store writes must wait for it without stalling anything else.
- * (In this package because a reader's lock is internal to the client's store code.)
+ * A store reader that takes its lock and keeps it until closed, as a client stopped in the middle
+ * of a read would (or, for ds12, one that died there: its rwlock is never given back): the
+ * server's store writes must wait for it without stalling anything else. (In this package because
+ * a reader's lock is internal to the client's store code.)
  */
 public final class HeldReaderLock implements AutoCloseable {
-  private final Ds21Lock lock;
+  private final ReaderLock lock;
   private boolean held;
 
-  private HeldReaderLock(Ds21Lock lock) {
+  private HeldReaderLock(ReaderLock lock) {
     this.lock = lock;
   }
 
   /** Claims a reader slot in {@code nspace}'s lock segment of the ds21 store {@code dir}, locks it. */
   public static HeldReaderLock take(Path dir, String nspace) {
-    Ds21Lock l = Ds21Lock.attach(new DirectorySegments(dir), nspace);
+    return hold(Ds21Lock.attach(new DirectorySegments(dir), nspace));
+  }
+
+  /** Takes the rwlock of the ds12 store {@code dir} (libpmix's pthread build) for reading. */
+  public static HeldReaderLock takeDs12(Path dir) {
+    return hold(new Ds12RwLock(new DirectorySegments(dir).open("dstore_sm.lock", true)));
+  }
+
+  private static HeldReaderLock hold(ReaderLock l) {
     try {
       l.lock(Duration.ofSeconds(30));
     } catch (RuntimeException e) {
