@@ -319,12 +319,16 @@ public final class SharedStores implements AutoCloseable {
     for (DstoreWriter w : writers) {
       w.storeAll(
           batch,
-          (x, e) ->
-              LOG.log(
-                  Level.WARNING,
-                  "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
-                      + " not stored; hidden from its readers, who ask the server",
-                  e));
+          (x, e) -> {
+            String what =
+                "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
+                    + " not stored; hidden from its readers, who ask the server";
+            if (e instanceof PmixException) {
+              LOG.log(Level.WARNING, what + ": " + e.getMessage()); // a stated cause: no trace
+            } else {
+              LOG.log(Level.WARNING, what, e);
+            }
+          });
     }
     batch.clear();
     offerOnlyLiveStores();
