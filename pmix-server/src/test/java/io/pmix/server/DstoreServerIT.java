@@ -313,7 +313,7 @@ class DstoreServerIT {
    * a reader killed there is the same, nothing ever gives its hold back) must not leave the peers
    * reading older values than the server's. Two C ranks cycle three times (each cycle puts its
    * number, fences, reads the other's); with the lock held, two new processes of the same ranks
-   * cycle once: the store still holds 2, but they must read this cycle's 0 (or 1). The store is
+   * (registered again) cycle once: the store still holds 2, but they must read this cycle's 0 (or 1). The store is
    * then retired: processes set up later are told hash, and run.
    */
   @Test
@@ -326,11 +326,6 @@ class DstoreServerIT {
       assertEquals(0, p.await(WAIT), describe(p));
     }
     try (HeldReaderLock lock = HeldReaderLock.takeDs12(server.gdsDirectories().get(0))) {
-      for (int r = 0; r < 2; r++) {
-        assertEquals(
-            Status.OPERATION_SUCCEEDED,
-            server.registerClient(Proc.of("lost", r), Launched.myUid(), Launched.myGid()));
-      }
       for (Launched p : cycle(cycler, "lost", 1)) {
         assertEquals(0, p.await(WAIT), describe(p));
         assertTrue(p.stdout().contains("cycles=1"), describe(p));
@@ -338,21 +333,22 @@ class DstoreServerIT {
       Map<String, String> env = server.setupFork(Proc.of("lost", 0));
       assertEquals("hash", env.get("PMIX_GDS_MODULE"), env::toString);
       assertFalse(env.containsKey(GdsKind.ESH_BASE_PATH), env::toString);
-      for (int r = 0; r < 2; r++) {
-        assertEquals(
-            Status.OPERATION_SUCCEEDED,
-            server.registerClient(Proc.of("lost", r), Launched.myUid(), Launched.myGid()));
-      }
       for (Launched p : cycle(cycler, "lost", 2)) {
         assertEquals(0, p.await(WAIT), describe(p));
       }
     }
   }
 
-  /** Both ranks of {@code nspace}, each cycling init/put/fence/get-peers/finalize {@code n} times. */
+  /**
+   * Both ranks of {@code nspace}, registered (again) as a launcher starting them does, each
+   * cycling init/put/fence/get-peers/finalize {@code n} times.
+   */
   private List<Launched> cycle(Path exe, String nspace, int n) throws IOException {
     List<Launched> ps = new ArrayList<>();
     for (int r = 0; r < 2; r++) {
+      assertEquals(
+          Status.OPERATION_SUCCEEDED,
+          server.registerClient(Proc.of(nspace, r), Launched.myUid(), Launched.myGid()));
       Launched p = Launched.start(exe, server.setupFork(Proc.of(nspace, r)), "cycles",
           Integer.toString(n));
       started.add(p);

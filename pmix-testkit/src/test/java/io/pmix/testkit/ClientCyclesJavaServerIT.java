@@ -9,15 +9,12 @@ import io.pmix.client.PMIx;
 import io.pmix.client.internal.ClientHolder;
 import io.pmix.client.internal.ClientState;
 import io.pmix.common.Proc;
-import io.pmix.common.Status;
-import io.pmix.common.internal.connector.LocalProcess;
 import io.pmix.common.internal.connector.Role;
 import io.pmix.common.testing.ProcessResources;
 import io.pmix.common.testing.ProcessResources.Snapshot;
 import io.pmix.common.testing.TeardownContract;
 import io.pmix.server.ServerSnapshot;
 import io.pmix.server.ServerSnapshot.NamespaceView;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -48,24 +45,7 @@ class ClientCyclesJavaServerIT {
   @BeforeEach
   void start() {
     server = TestingPmixServer.start();
-    Status st =
-        server
-            .server()
-            .registerNspace(
-                NSPACE,
-                1,
-                JobInfo.singleNode(
-                    NSPACE,
-                    1,
-                    server.host().hostname(),
-                    server.server().options().tmpdir(),
-                    Path.of("").toAbsolutePath(),
-                    server.server().options().serverNspace(),
-                    server.server().options().serverRank()));
-    assertTrue(st.isSuccess() || st.equals(Status.OPERATION_SUCCEEDED), st::toString);
-    int[] ids = LocalProcess.effectiveIds();
-    st = server.server().registerClient(RANK0, ids[0], ids[1]);
-    assertTrue(st.isSuccess() || st.equals(Status.OPERATION_SUCCEEDED), st::toString);
+    HandRegistered.rankZero(server, NSPACE, 1);
     env = server.server().setupFork(RANK0);
   }
 

@@ -10,7 +10,6 @@ import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
-import io.pmix.common.internal.connector.LocalProcess;
 import io.pmix.common.internal.gds.DstoreReader;
 import io.pmix.common.internal.gds.GdsKind;
 import io.pmix.common.internal.gds.GdsModule;
@@ -45,7 +44,7 @@ class RetiredStoreJavaClientIT {
         TestingPmixServer.builder()
             .serverOptions(o -> o.gds("ds12,hash").storeLockTimeout(Duration.ofSeconds(1)))
             .build()) {
-      register(server, 3);
+      HandRegistered.rankZero(server, NSPACE, 3);
       Map<String, String> env = server.server().setupFork(RANK0);
       assertEquals("ds12,hash", env.get("PMIX_GDS_MODULE"), env::toString);
       Path ds12 = server.server().gdsDirectories().get(0);
@@ -54,7 +53,7 @@ class RetiredStoreJavaClientIT {
       try (HeldReaderLock lock = HeldReaderLock.takeDs12(ds12)) {
         // Registered again with another job size: the job data the store holds is stale now.
         assertEquals(Status.OPERATION_SUCCEEDED, server.server().deregisterNspace(NSPACE));
-        register(server, 1);
+        HandRegistered.rankZero(server, NSPACE, 1);
         long getnbs = getnbs(server);
         assertEquals(RANK0, ClientHolder.init(env, List.of()).me());
         try {
@@ -90,26 +89,5 @@ class RetiredStoreJavaClientIT {
 
   private static long getnbs(TestingPmixServer server) {
     return server.server().requestCounts().getOrDefault("GETNB", 0L);
-  }
-
-  private static void register(TestingPmixServer server, int size) {
-    Status st =
-        server
-            .server()
-            .registerNspace(
-                NSPACE,
-                1,
-                JobInfo.singleNode(
-                    NSPACE,
-                    size,
-                    server.host().hostname(),
-                    server.server().options().tmpdir(),
-                    Path.of("").toAbsolutePath(),
-                    server.server().options().serverNspace(),
-                    server.server().options().serverRank()));
-    assertTrue(st.isSuccess() || st.equals(Status.OPERATION_SUCCEEDED), st::toString);
-    int[] ids = LocalProcess.effectiveIds();
-    st = server.server().registerClient(RANK0, ids[0], ids[1]);
-    assertTrue(st.isSuccess() || st.equals(Status.OPERATION_SUCCEEDED), st::toString);
   }
 }
