@@ -135,8 +135,9 @@ public final class ServerOptions {
   }
 
   /**
-   * How long one shared-memory store write waits for the readers' locks before it is given up
-   * (its readers then ask the server for what it held).
+   * How long one shared-memory store write waits for the readers' locks before it is given up:
+   * the store is then retired (docs/gds.md §10, "A lost lock"): the ranks written from then on
+   * are hidden from its readers, who ask the server, and it is offered to no new process.
    */
   public Duration storeLockTimeout() {
     return storeLockTimeout;
@@ -331,6 +332,9 @@ public final class ServerOptions {
      * s). A reader holds its lock only while it copies bytes; one that stops holding it (stopped,
      * traced) delays the store writes, which run on their own thread, so the server serves
      * everything else meanwhile, but what its store readers are told after the write waits too.
+     * One that dies holding ds12's rwlock holds it for good: the write times out and the store
+     * is retired, its readers asking the server from then on (never reading what a failed write
+     * was to replace).
      */
     @CanIgnoreReturnValue
     public Builder storeLockTimeout(Duration timeout) {
