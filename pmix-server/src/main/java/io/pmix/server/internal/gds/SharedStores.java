@@ -77,6 +77,8 @@ public final class SharedStores implements AutoCloseable {
   private final int readerUid;
   /** What setupFork exports: the stores not retired (DstoreWriter#retired), then hash. */
   private volatile Map<String, String> environment;
+  /** How many retired stores {@link #environment} leaves out. Writer thread. */
+  private int retiredOffered;
   /** What a client that cannot read the stores is told. */
   private final Map<String, String> hashOnly;
   /** The job data written per namespace: its generation, and the bfrops version it carried. */
@@ -126,9 +128,13 @@ public final class SharedStores implements AutoCloseable {
    * ranks send them to the server.
    */
   private void offerOnlyLiveStores() {
-    Map<String, String> now = exports(writers);
-    if (!now.equals(environment)) {
-      environment = now;
+    int n = 0;
+    for (DstoreWriter w : writers) {
+      n += w.retired() ? 1 : 0;
+    }
+    if (n != retiredOffered) { // rare: not remade after every batch
+      retiredOffered = n;
+      environment = exports(writers);
     }
   }
 
