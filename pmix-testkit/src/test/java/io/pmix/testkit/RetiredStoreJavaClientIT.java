@@ -59,6 +59,9 @@ class RetiredStoreJavaClientIT {
         try {
           assertEquals(1, PMIx.get(Proc.wildcard(NSPACE), "pmix.job.size").asInt());
           assertTrue(getnbs(server) > getnbs, "the job size was not asked of the server");
+          // Rank-level job data, hidden with the rank's records in the store.
+          assertEquals(0, PMIx.get(RANK0, "pmix.lrank").asInt());
+          assertEquals(0, PMIx.get(RANK0, "pmix.nrank").asInt());
           PMIx.put(Scope.GLOBAL, "k.retired", Value.of("mine"));
           PMIx.commit();
           PMIx.fence();

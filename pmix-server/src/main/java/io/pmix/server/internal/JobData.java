@@ -411,6 +411,25 @@ public final class JobData {
     return jobLevel;
   }
 
+  /**
+   * The rank-level values the registration gave {@code rank} ({@code pmix.lrank}, {@code
+   * pmix.nodeid}, {@code pmix.hname}, ...: what the stores hold in the rank's records), the first
+   * of each key; empty for a rank with none.
+   */
+  public Map<String, Value> rankLevel(int rank) {
+    List<Value.KVal> kvs = perRank.get(rank);
+    if (kvs == null) {
+      return Map.of();
+    }
+    Map<String, Value> out = new LinkedHashMap<>();
+    for (Value.KVal kv : kvs) {
+      if (kv.key() != null) {
+        out.putIfAbsent(kv.key(), kv.value());
+      }
+    }
+    return out;
+  }
+
   /** The loose job-level values as KVALs. */
   List<Value.KVal> jobLevelKvals() {
     List<Value.KVal> out = new ArrayList<>();

@@ -116,6 +116,20 @@ final class GetAnswers {
     Replies.send(c.peer(), c.tag(), new Answer(c.peer(), null, Proc.wildcard(ns.name()), values));
   }
 
+  /**
+   * A rank's registered rank-level values ({@code rankLevel}, which hold the key asked for): what
+   * libpmix's server answers from its hash, where a rank's job-level keys live beside its
+   * commits. A hash client has them from its job data and never asks; a store reader asks when
+   * the store lacks them (a rank hidden after a failed write, docs/gds.md §10).
+   */
+  void answerRankLevel(PendingGet g, Namespace ns, Map<String, Value> rankLevel) {
+    g.done = true;
+    PendingGet.ToClient c = g.client();
+    Peer peer = c.peer();
+    boolean diffNs = !peer.ns().name().equals(ns.name());
+    Replies.send(peer, c.tag(), new Answer(peer, diffNs ? ns : null, g.target, rankLevel));
+  }
+
   /** Whether some rank of {@code ns} holds {@code key} in the scope natural for it. */
   boolean anyRankHas(Namespace ns, String key) {
     for (Map.Entry<Integer, ProcData> e : ns.data().byRank().entrySet()) {

@@ -25,6 +25,7 @@ import io.pmix.server.internal.lifecycle.RankInfo;
 import io.pmix.server.internal.lifecycle.Registry;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
@@ -105,7 +106,9 @@ public final class Modex {
   }
 
   /**
-   * GETNB: job-level data for rank WILDCARD, every rank's for UNDEF; a local rank's committed
+   * GETNB: job-level data for rank WILDCARD, every rank's for UNDEF; a rank's {@code pmix} key of
+   * its registered rank-level data at once (libpmix's server answers those from its hash; a store
+   * reader asks when its store lacks them); a local rank's committed
    * data at once or after waiting for its commit (default {@value
    * #DEFAULT_LOCAL_GET_TIMEOUT_SECONDS} s); another node's process through the host's direct
    * modex, unless its data came with a fence. {@code pmix.immediate} answers NOT_FOUND instead of
@@ -176,6 +179,15 @@ public final class Modex {
         pending.park(g, timeout > 0 ? timeout : DEFAULT_LOCAL_GET_TIMEOUT_SECONDS);
       }
       return;
+    }
+    if (key != null && !refresh && key.startsWith("pmix") && g.to instanceof PendingGet.ToClient) {
+      // A rank's registered job data (no process commits pmix keys): at once, whether it has
+      // connected or not.
+      Map<String, Value> rankLevel = jd.rankLevel(rank);
+      if (rankLevel.containsKey(key)) {
+        answers.answerRankLevel(g, ns, rankLevel);
+        return;
+      }
     }
     RankInfo ri = ns.rank(rank);
     if (ri != null) {
