@@ -15,6 +15,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -51,15 +52,53 @@ class MpirunMixedIT {
     mixed(4, false);
   }
 
+  /**
+   * The four-rank job run by an unprivileged user ({@code nobody} through setpriv, {@link
+   * UnprivilegedUser}), as users run mpirun: without {@code --allow-run-as-root}, its session
+   * directory and the PMIx server's files under the user's TMPDIR, the Java ranks from a copy of
+   * the class path any user may read.
+   */
+  @Test
+  void fourRanksOfAnUnprivilegedUser() throws Exception {
+    Path parent = Path.of(System.getProperty("basedir", ".")).resolve("target/mpirun-users");
+    try (UnprivilegedUser user = UnprivilegedUser.under(parent.toAbsolutePath())) {
+      List<String> java =
+          user.java(JavaDemoClient.class.getName(), "--no-publish", "--strict-scope");
+      Path client = user.copy(CCompiler.clientCheck());
+      List<String> cmd = new ArrayList<>(user.wrapper());
+      cmd.addAll(List.of(MPIRUN.toString(), "--oversubscribe", "--tag-output"));
+      run(4, true, cmd, java, client, user.environment(), user.home());
+    }
+  }
+
   private static void mixed(int n, boolean javaEven) throws Exception {
+    List<String> cmd =
+        new ArrayList<>(
+            List.of(MPIRUN.toString(), "--allow-run-as-root", "--oversubscribe", "--tag-output"));
+    run(n, javaEven, cmd,
+        JavaDemoClient.command("--no-publish", "--strict-scope"), CCompiler.clientCheck(),
+        Map.of(), null);
+  }
+
+  /**
+   * Runs {@code mpirun} (the command so far: {@code launcher}) with {@code n} ranks, Java on the
+   * even ones when {@code javaEven}, else on the odd ones, and checks every rank's steps.
+   */
+  private static void run(
+      int n,
+      boolean javaEven,
+      List<String> launcher,
+      List<String> java,
+      Path client,
+      Map<String, String> env,
+      @Nullable Path dir)
+      throws Exception {
     if (!Files.isExecutable(MPIRUN)) {
       throw CPrograms.unavailable("Open MPI's mpirun is not installed (Debian: openmpi-bin)");
     }
-    List<String> java =
-        JavaDemoClient.command("--no-publish", "--strict-scope");
     List<String> c =
         List.of(
-            CCompiler.clientCheck().toString(),
+            client.toString(),
             "--strict-scope",
             "--init",
             "--put",
@@ -68,9 +107,7 @@ class MpirunMixedIT {
             "--get-peers",
             "--fence",
             "--finalize");
-    List<String> cmd =
-        new ArrayList<>(
-            List.of(MPIRUN.toString(), "--allow-run-as-root", "--oversubscribe", "--tag-output"));
+    List<String> cmd = new ArrayList<>(launcher);
     for (int r = 0; r < n; r++) {
       if (r > 0) {
         cmd.add(":");
@@ -81,6 +118,10 @@ class MpirunMixedIT {
     }
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_"));
+    pb.environment().putAll(env);
+    if (dir != null) {
+      pb.directory(dir.toFile());
+    }
     Path out = Files.createTempFile("mpirun-mixed", ".out");
     String all;
     int exit;

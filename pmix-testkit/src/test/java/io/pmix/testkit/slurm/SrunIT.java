@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.pmix.testkit.CCompiler;
 import io.pmix.testkit.PmixTestExtension;
 import io.pmix.testkit.Timing;
+import io.pmix.testkit.UnprivilegedUser;
 import io.pmix.testkit.demo.JavaDemoClient;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -100,6 +102,39 @@ class SrunIT {
   }
 
   /**
+   * The mixed step of four ranks submitted by an unprivileged user ({@code nobody}, uid/gid
+   * 65534, through setpriv), as every user of a real cluster submits: slurmstepd (root) makes
+   * the step's PMIx directory and stores and hands them to the user, whose ranks must attach to
+   * them. The Java ranks run from a copy of the class path that any user may read (this JVM's
+   * comes partly from root's Maven repository), with HOME and TMPDIR directories of the user's
+   * own ({@link UnprivilegedUser}); every rank reads every peer's keys, the Java ones through ds21.
+   */
+  @Test
+  void aMixedStepOfAnUnprivilegedUser(SingleNodeSlurm slurm) throws Exception {
+    try (UnprivilegedUser user = UnprivilegedUser.under(slurm.directory())) {
+      List<String> java =
+          user.java(JavaDemoClient.class.getName(), "--no-publish", "--strict-scope");
+      List<String> c =
+          new ArrayList<>(List.of(user.copy(CCompiler.clientCheck()).toString(), "--strict-scope"));
+      c.addAll(List.of(C_STEPS));
+      Path conf =
+          user.write(
+              "multi-prog.conf",
+              "0,2 " + String.join(" ", java) + "\n1,3 " + String.join(" ", c) + "\n");
+      // The step's tasks run as the submitting user.
+      Step id =
+          srun(slurm, user.wrapper(), user.environment(), user.home(), List.of("-n", "1"),
+              List.of("id", "-u"), Timing.seconds(60));
+      assertEquals(List.of(Integer.toString(UnprivilegedUser.ID)), id.lines().get(0), id.all());
+      Step s =
+          srun(slurm, user.wrapper(), user.environment(), user.home(),
+              List.of("-n", "4", "--multi-prog"), List.of(conf.toString()), Timing.seconds(120));
+      s.assertAllOk(4, 7);
+      s.assertJavaGds(2, "ds21");
+    }
+  }
+
+  /**
    * A step of {@code n} ranks, Java on the even ranks and C on the odd ones ({@code javaEven}),
    * or the other way round; rank 0 is then Java, or C.
    */
@@ -164,13 +199,34 @@ class SrunIT {
   static Step srun(
       SingleNodeSlurm slurm, List<String> options, List<String> command, Duration timeout)
       throws IOException, InterruptedException {
-    List<String> cmd = new ArrayList<>(List.of("srun", "--mpi=pmix", "-l", "--kill-on-bad-exit=0"));
+    return srun(slurm, List.of(), Map.of(), null, options, command, timeout);
+  }
+
+  /**
+   * srun started through {@code wrapper} (e.g. setpriv), with {@code env} added to its
+   * environment, in {@code dir} (null: this JVM's).
+   */
+  static Step srun(
+      SingleNodeSlurm slurm,
+      List<String> wrapper,
+      Map<String, String> env,
+      @Nullable Path dir,
+      List<String> options,
+      List<String> command,
+      Duration timeout)
+      throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>(wrapper);
+    cmd.addAll(List.of("srun", "--mpi=pmix", "-l", "--kill-on-bad-exit=0"));
     cmd.addAll(options);
     cmd.addAll(command);
     Path out = Files.createTempFile(slurm.directory(), "srun", ".out");
     try {
-      Process p =
-          slurm.command(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+      ProcessBuilder pb = slurm.command(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
+      pb.environment().putAll(env);
+      if (dir != null) {
+        pb.directory(dir.toFile());
+      }
+      Process p = pb.start();
       if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
         p.destroyForcibly().waitFor();
         throw new AssertionError("srun did not end:\n" + Files.readString(out, UTF_8));
