@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -105,6 +106,32 @@ class JavaUnderPeerServersIT {
     mixed(CCompiler.clientCheck(), true);
   }
 
+  /**
+   * A Java rank and a 5.0.11 C rank under prterun run by an unprivileged user ({@code nobody}
+   * through setpriv, {@link UnprivilegedUser}), as users run it: without {@code
+   * --allow-run-as-root}, its session directory under the user's TMPDIR, the Java rank from a copy
+   * of the class path any user may read.
+   */
+  @Test
+  void javaAndC5011UnderPrterunOfAnUnprivilegedUser() throws Exception {
+    try (UnprivilegedUser user = UnprivilegedUser.under(DIR.toAbsolutePath())) {
+      List<String> cmd = new ArrayList<>(user.wrapper());
+      cmd.addAll(List.of(Peers.mendedProgram("prrte-3.0.14", "prterun").toString(),
+          "--map-by", ":OVERSUBSCRIBE", "--output", "tag", "-x", "LD_LIBRARY_PATH", "-n", "1"));
+      cmd.addAll(user.java(JavaDemoClient.class.getName()));
+      cmd.addAll(List.of(":", "-n", "1", user.copy(clientCheck5011()).toString()));
+      cmd.addAll(C_STEPS);
+      Map<String, String> env = new HashMap<>(user.environment());
+      env.put("LD_LIBRARY_PATH",
+          Peers.libraryPath("prrte-3.0.14") + ":" + Peers.libraryPath("v5.0.11"));
+      Peers.Run r = Peers.run(cmd, env, user.home(), LIMIT);
+      String out = "$ " + String.join(" ", cmd) + "\n" + r.out();
+      Map<Integer, List<String>> ranks = steps(new Result(r.exit(), out));
+      assertRank(ranks, 0, true, true);
+      assertRank(ranks, 1, false, false);
+    }
+  }
+
   /** {@code -n 1 <C rank> : -n 1 <Java rank>} and the other way round. */
   private static void mixed(Path clientCheck, boolean debianLibpmix) throws Exception {
     List<String> c = new ArrayList<>();
@@ -178,8 +205,12 @@ class JavaUnderPeerServersIT {
         "--map-by", ":OVERSUBSCRIBE", "--output", "tag", "-x", "LD_LIBRARY_PATH"));
     cmd.addAll(args);
     cmd.addAll(rank);
-    Result r =
-        run(cmd, Peers.libraryPath("prrte-3.0.14") + ":" + Peers.libraryPath("v5.0.11"));
+    return steps(
+        run(cmd, Peers.libraryPath("prrte-3.0.14") + ":" + Peers.libraryPath("v5.0.11")));
+  }
+
+  /** After exit 0, each rank's STEP lines of a prterun job of 2 ranks. */
+  private static Map<Integer, List<String>> steps(Result r) {
     assertEquals(0, r.exit, r.out);
     assertFalse(r.out.contains(" FAIL "), r.out);
     Map<Integer, List<String>> ranks = new TreeMap<>();

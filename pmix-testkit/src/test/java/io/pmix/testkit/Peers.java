@@ -194,7 +194,7 @@ final class Peers {
 
   /**
    * Runs {@code cmd} as a peer runtime's own launch would: none of this JVM's PMIx, Open MPI or
-   * PRRTE variables, {@code env} added, TMPDIR this test's, stdin /dev/null, output through a file
+   * PRRTE variables, TMPDIR this test's, {@code env} added (over those), stdin /dev/null, output through a file
    * under {@code dir}. Killed with its descendants, and an AssertionError, if it has not ended
    * within {@code limit} (scaled).
    */
@@ -208,8 +208,8 @@ final class Peers {
       pb.redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
       pb.environment().keySet().removeIf(k -> k.startsWith("PMIX_") || k.startsWith("OMPI_")
           || k.startsWith("PRTE_"));
-      pb.environment().putAll(env);
       pb.environment().put("TMPDIR", System.getProperty("java.io.tmpdir"));
+      pb.environment().putAll(env);
       Process p = pb.start();
       if (!p.waitFor(Timing.scaled(limit).toMillis(), TimeUnit.MILLISECONDS)) {
         p.descendants().forEach(ProcessHandle::destroyForcibly);
