@@ -194,8 +194,8 @@ final class Peers {
 
   /**
    * Runs {@code cmd} as a peer runtime's own launch would: none of this JVM's PMIx, Open MPI or
-   * PRRTE variables, TMPDIR this test's, {@code env} added (over those), stdin /dev/null, output through a file
-   * under {@code dir}. Killed with its descendants, and an AssertionError, if it has not ended
+   * PRRTE variables, TMPDIR this test's, {@code env} added (over those), stdin /dev/null, output
+   * through a file under {@code dir}. Killed with its descendants, and an AssertionError, if it has not ended
    * within {@code limit} (scaled).
    */
   static Run run(List<String> cmd, Map<String, String> env, Path dir, Duration limit)
