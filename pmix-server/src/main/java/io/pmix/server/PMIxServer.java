@@ -32,7 +32,6 @@ import io.pmix.common.Value;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NettyDefaults;
 import io.pmix.server.internal.ClientRehearsal;
 import io.pmix.server.internal.PeerHandler;
@@ -206,10 +205,11 @@ public final class PMIxServer implements AutoCloseable {
                   @Override
                   protected void initChannel(SocketChannel ch) {
                     all.add(ch);
+                    // No encoder: every reply is written as one framed buffer (Replies.frame,
+                    // the handshake replies), so no outbound handler has anything to do.
                     ch.pipeline()
                         .addLast("connect", new ConnectRequestDecoder())
                         .addLast("frames", new FrameDecoder(options.maxMessageSize(), frameBudget))
-                        .addLast("encoder", FrameEncoder.INSTANCE)
                         .addLast(
                             "peer",
                             new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));

@@ -21,7 +21,6 @@ import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
@@ -95,7 +94,6 @@ final class EmbeddedCore implements AutoCloseable {
         new EmbeddedChannel(
             new ConnectRequestDecoder(),
             new FrameDecoder(1 << 16),
-            FrameEncoder.INSTANCE,
             new PeerHandler(core, Duration.ofSeconds(5), null));
     channels.add(ch);
     return ch;
