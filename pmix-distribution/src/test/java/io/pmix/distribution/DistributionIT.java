@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.pmix.testkit.CCompiler;
 import io.pmix.testkit.PmixTestExtension;
 import io.pmix.testkit.Timing;
+import io.pmix.testkit.UnprivilegedUser;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +31,6 @@ import org.junit.jupiter.api.Test;
  * {@code --allow-run-as-root} for root only; as the user, a TMPDIR it may write).
  */
 class DistributionIT {
-  private static final int NOBODY = 65534;
   private static final String[] C_STEPS = {
     "--init", "--put", "--commit", "--fence-collect", "--get-peers", "--finalize"
   };
@@ -79,7 +79,7 @@ class DistributionIT {
   void rootRunsItFromAnotherDirectory() throws Exception {
     Path home = Files.createTempDirectory(work, "home-root-", rwxrxrx());
     Files.createDirectories(home.resolve("tmp"));
-    jobs(home, false);
+    jobs(home, List.of());
     // The first run made pmixrun's class-data sharing archive in the distribution's cds/.
     assertTrue(hasArchive(dist.resolve("cds")), "no archive in " + dist.resolve("cds"));
   }
@@ -95,32 +95,23 @@ class DistributionIT {
 
   @Test
   void anUnprivilegedUserRunsItWithoutMavenOrARepository() throws Exception {
-    int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-    if (uid != 0) {
-      String why = "switching to another user needs root";
-      if (PmixTestExtension.interopRequired()) {
-        fail(why);
-      }
-      Assumptions.abort(why);
+    try (UnprivilegedUser user = UnprivilegedUser.under(work)) {
+      jobs(user.home(), user.wrapper());
+      // The distribution's cds/ is root's: nobody's archive is in its own cache.
+      Path cache = user.home().resolve(".cache/pmix-java/cds");
+      assertTrue(hasArchive(cache), "no archive in " + cache);
     }
-    Path home = Files.createTempDirectory(work, "home-nobody-", rwxrxrx());
-    Files.createDirectories(home.resolve("tmp"));
-    for (Path p : List.of(home, home.resolve("tmp"))) {
-      Files.setAttribute(p, "unix:uid", NOBODY);
-      Files.setAttribute(p, "unix:gid", NOBODY);
-    }
-    jobs(home, true);
-    // The distribution's cds/ is root's: nobody's archive is in its own cache.
-    Path cache = home.resolve(".cache/pmix-java/cds");
-    assertTrue(hasArchive(cache), "no archive in " + cache);
   }
 
-  /** A C job and a Java job, each of 2 ranks, in {@code home}, as root or as nobody. */
-  private static void jobs(Path home, boolean asNobody) throws Exception {
+  /**
+   * A C job and a Java job, each of 2 ranks, in {@code home}, as root (no {@code wrapper}) or as
+   * nobody ({@link UnprivilegedUser#wrapper}).
+   */
+  private static void jobs(Path home, List<String> wrapper) throws Exception {
     String pmixrun = dist.resolve("bin/pmixrun").toString();
     List<String> c = new ArrayList<>(List.of(pmixrun, "-n", "2", "--", client.toString()));
     c.addAll(List.of(C_STEPS));
-    String out = run(user(c, asNobody), home, env(home), 120);
+    String out = run(user(c, wrapper), home, env(home), 120);
     for (int r = 0; r < 2; r++) {
       for (String step : List.of("init", "put", "commit", "fence-collect", "get-peers",
           "finalize")) {
@@ -132,16 +123,16 @@ class DistributionIT {
     List<String> j =
         List.of(pmixrun, "-n", "2", "--", java, "-XX:-UsePerfData", "-cp",
             dist.resolve("lib") + "/*", "io.pmix.testkit.demo.JavaDemoClient");
-    String jout = run(user(j, asNobody), home, env(home), 120);
+    String jout = run(user(j, wrapper), home, env(home), 120);
     assertEquals(2, count(jout, "STEP init OK lang=java"), jout);
     assertEquals(2, count(jout, "STEP finalize OK"), jout);
-    String v = run(user(List.of(pmixrun, "--version"), asNobody), home, env(home), 60);
+    String v = run(user(List.of(pmixrun, "--version"), wrapper), home, env(home), 60);
     assertTrue(v.startsWith("pmixrun (pmix-java) "), v);
-    nested(home, asNobody);
+    nested(home, wrapper);
   }
 
   /** The C job nested: {@code mpirun -n 3 pmixrun -n 2 -- client}, 6 ranks over 3 nodes. */
-  private static void nested(Path home, boolean asNobody) throws Exception {
+  private static void nested(Path home, List<String> wrapper) throws Exception {
     Path mpirun = Path.of("/usr/bin/mpirun");
     if (!Files.isExecutable(mpirun)) {
       String why = "Open MPI's mpirun is not installed (Debian: openmpi-bin)";
@@ -151,13 +142,13 @@ class DistributionIT {
       Assumptions.abort(why);
     }
     List<String> cmd = new ArrayList<>(List.of(mpirun.toString()));
-    if (!asNobody) {
+    if (wrapper.isEmpty()) {
       cmd.add("--allow-run-as-root");
     }
     cmd.addAll(List.of("--oversubscribe", "-n", "3", dist.resolve("bin/pmixrun").toString(),
         "-n", "2", "--", client.toString()));
     cmd.addAll(List.of(C_STEPS));
-    String out = run(user(cmd, asNobody), home, env(home), 180);
+    String out = run(user(cmd, wrapper), home, env(home), 180);
     for (String step : List.of("init", "fence-collect", "get-peers", "finalize")) {
       String want = "STEP " + step + " OK";
       assertEquals(6, count(out, want), () -> want + " 6 times\n" + out);
@@ -176,12 +167,8 @@ class DistributionIT {
         "PMIXRUN_JAVA_OPTS", "-XX:-UsePerfData -Djava.io.tmpdir=" + home.resolve("tmp"));
   }
 
-  private static List<String> user(List<String> cmd, boolean asNobody) {
-    if (!asNobody) {
-      return cmd;
-    }
-    List<String> l = new ArrayList<>(List.of("setpriv", "--reuid=" + NOBODY, "--regid=" + NOBODY,
-        "--clear-groups", "--"));
+  private static List<String> user(List<String> cmd, List<String> wrapper) {
+    List<String> l = new ArrayList<>(wrapper);
     l.addAll(cmd);
     return l;
   }
