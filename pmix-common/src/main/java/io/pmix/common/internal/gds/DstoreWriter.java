@@ -299,7 +299,7 @@ public final class DstoreWriter implements AutoCloseable {
    * cannot hold (longer than 511 bytes, or ds12's marker names) are left out: readers then ask the
    * server.
    *
-   * Values larger than a data segment are left out too, and the key's older record, if any, is
+   * <p>Values larger than a data segment are left out too, and the key's older record, if any, is
    * invalidated. After a failure, or on a {@linkplain #retired retired} store, the rank is hidden
    * instead (see the class comment).
    *
