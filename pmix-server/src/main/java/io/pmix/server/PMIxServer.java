@@ -526,7 +526,7 @@ public final class PMIxServer implements AutoCloseable {
     // (docs/gds.md §1); hash named, so a 5.0 client picks it over shmem2 (docs/transport.md §9.3).
     // Hash alone for a rank registered under a user that cannot read the stores.
     ServerCore sc = core;
-    Map<String, String> gds = sc == null ? null : sc.gdsEnvironmentForAll();
+    Map<String, String> gds = sc == null ? null : sc.gdsEnvironmentForAll(proc.nspace());
     env.putAll(gds != null ? gds : onProgressThread(c -> c.gdsEnvironment(proc)));
     env.put("PMIX_SERVER_TMPDIR", options.tmpdir().toString());
     env.put("PMIX_SYSTEM_TMPDIR", options.systemTmpdir().toString());
@@ -674,8 +674,9 @@ public final class PMIxServer implements AutoCloseable {
   }
 
   /**
-   * The shared-memory store directories this server writes (ds21's, ds12's; empty when it serves
-   * only hash), removed at shutdown.
+   * The shared-memory store directories this server writes namespaces registered from now on to
+   * (ds21's, ds12's; empty when it serves only hash), removed at shutdown. A store retired after
+   * a reader lost its lock has a successor in a directory of its own.
    *
    * @throws IllegalStateException before {@link #start}
    */

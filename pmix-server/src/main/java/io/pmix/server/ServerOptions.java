@@ -137,7 +137,8 @@ public final class ServerOptions {
   /**
    * How long one shared-memory store write waits for the readers' locks before it is given up:
    * the store is then retired (docs/gds.md §10, "A lost lock"): the ranks written from then on
-   * are hidden from its readers, who ask the server, and it is offered to no new process.
+   * are hidden from its readers, who ask the server, and it is offered to no new process; a fresh
+   * store of its module takes its place for the namespaces registered after.
    */
   public Duration storeLockTimeout() {
     return storeLockTimeout;

@@ -316,7 +316,9 @@ class DstoreServerIT {
    * number, fences, reads the other's); with the lock held, two new processes of the same ranks
    * (registered again) cycle once: the store still holds 2, but they must read this cycle's 0 (or
    * 1). The store is then retired: a process told of it before gets its rank-level job data
-   * (hidden with its records) from the server; processes set up later are told hash, and run.
+   * (hidden with its records) from the server; processes set up later are told hash, and run. A
+   * namespace registered after the retirement lives in a fresh ds12 store of its own, which its
+   * processes are told of; the retired store is removed with its last namespace.
    */
   @Test
   void aReaderLostInsideADs12ReadLeavesNoStaleValueBehind() throws Exception {
@@ -346,6 +348,78 @@ class DstoreServerIT {
       assertFalse(env.containsKey(GdsKind.ESH_BASE_PATH), env::toString);
       for (Launched p : cycle(cycler, "lost", 2)) {
         assertEquals(0, p.await(WAIT), describe(p));
+      }
+
+      Path retired = Path.of(ds12.get(GdsKind.ESH_BASE_PATH));
+      register("found", 2);
+      Map<String, String> fresh = server.setupFork(Proc.of("found", 0));
+      assertEquals("ds12,hash", fresh.get("PMIX_GDS_MODULE"), fresh::toString);
+      Path dir = Path.of(fresh.get(GdsKind.ESH_BASE_PATH));
+      assertFalse(dir.equals(retired), dir::toString);
+      assertEquals(List.of(dir), server.gdsDirectories());
+      try (DstoreReader r =
+          DstoreReader.attach(
+              GdsKind.DS12, dir, "found", WireFormat.of(server.options().childBufferType()),
+              WAIT)) {
+        List<Info> job =
+            Await.until(() -> r.fetchRecords(Proc.wildcard("found")).orElse(List.of()),
+                l -> !l.isEmpty(), WAIT);
+        assertEquals(List.of(Value.uint32(2)), valuesOf(job, Keys.JOB_SIZE.name()));
+      }
+      for (Launched p : cycle(cycler, "found", 2)) {
+        assertEquals(0, p.await(WAIT), describe(p));
+        assertTrue(p.stdout().contains("cycles=2"), describe(p));
+      }
+      assertTrue(Files.isDirectory(retired), "removed while a namespace lives in it");
+      assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterNspace("lost"));
+      Await.until(() -> !Files.exists(retired), Boolean.TRUE::equals, WAIT);
+      assertEquals(dir.toString(), server.setupFork(Proc.of("found", 1)).get(GdsKind.ESH_BASE_PATH));
+    }
+  }
+
+  /**
+   * With ds21 and ds12 served, a ds12 retired by a lost reader is left out only where it was
+   * used: the namespaces that live in it keep ds21 (their processes set up from then on are told
+   * "ds21,hash" and run), and a namespace registered after it is told of both ds21 and a fresh
+   * ds12.
+   */
+  @Test
+  void aRetiredStoreIsReplacedAndItsNamespacesKeepTheOtherStore() throws Exception {
+    Path cycler = CPrograms.compile("src/test/c/server_it_client.c");
+    start(ServerOptions.builder().gds("ds21,ds12,hash").storeLockTimeout(Duration.ofSeconds(1)));
+    register("old", 2);
+    Map<String, String> before = server.setupFork(Proc.of("old", 0));
+    assertEquals("ds21,ds12,hash", before.get("PMIX_GDS_MODULE"), before::toString);
+    Path ds12 = server.gdsDirectories().get(1);
+    try (DstoreReader r =
+        DstoreReader.attach(
+            GdsKind.DS12, ds12, "old", WireFormat.of(server.options().childBufferType()), WAIT)) {
+      Await.until(() -> r.fetchRecords(Proc.wildcard("old")).orElse(List.of()),
+          l -> !l.isEmpty(), WAIT); // written before the lock is lost
+    }
+    try (HeldReaderLock lock = HeldReaderLock.takeDs12(ds12)) {
+      register("during", 2); // its job data waits for the ds12 lock, which retires that store
+      Await.until(
+          () -> server.setupFork(Proc.of("old", 0)).get("PMIX_GDS_MODULE"), "ds21,hash"::equals,
+          WAIT);
+      Map<String, String> during = server.setupFork(Proc.of("during", 1));
+      assertEquals("ds21,hash", during.get("PMIX_GDS_MODULE"), during::toString);
+      assertEquals(before.get("PMIX_DSTORE_21_BASE_PATH"), during.get("PMIX_DSTORE_21_BASE_PATH"));
+      assertFalse(during.containsKey(GdsKind.ESH_BASE_PATH), during::toString);
+      for (Launched p : cycle(cycler, "old", 1)) {
+        assertEquals(0, p.await(WAIT), describe(p));
+      }
+
+      register("after", 2);
+      Map<String, String> after = server.setupFork(Proc.of("after", 0));
+      assertEquals("ds21,ds12,hash", after.get("PMIX_GDS_MODULE"), after::toString);
+      assertEquals(before.get("PMIX_DSTORE_21_BASE_PATH"), after.get("PMIX_DSTORE_21_BASE_PATH"));
+      assertFalse(ds12.toString().equals(after.get(GdsKind.ESH_BASE_PATH)), after::toString);
+      // On the fresh ds12, not ds21.
+      for (Launched p : List.of(launch("after", 0, "ds12,hash", FLOW),
+          launch("after", 1, "ds12,hash", FLOW))) {
+        assertEquals(0, p.await(WAIT), describe(p));
+        assertTrue(p.stdout().contains("STEP get-peers OK"), describe(p));
       }
     }
   }

@@ -387,15 +387,7 @@ public final class ServerCore {
   }
 
   /**
-   * What {@code setupFork} exports for the shared-memory stores ({@link
-   * SharedStores#environment}). Any thread.
-   */
-  public Map<String, String> gdsEnvironment() {
-    return stores.environment();
-  }
-
-  /**
-   * What {@code setupFork} exports for {@code proc}'s stores: those of {@link #gdsEnvironment},
+   * What {@code setupFork} exports for {@code proc}'s stores ({@link SharedStores#environment}),
    * or hash alone when the host registered {@code proc} under a user that cannot read them.
    * Progress thread.
    */
@@ -403,9 +395,9 @@ public final class ServerCore {
     Namespace ns = registry.namespace(proc.nspace());
     RankInfo info = ns == null ? null : ns.rank(proc.rank());
     if (info == null || !info.hostRegistered()) {
-      return stores.environment();
+      return stores.environment(proc.nspace());
     }
-    return stores.environmentFor(info.uid());
+    return stores.environmentFor(proc.nspace(), info.uid());
   }
 
   /** The shared-memory store directories, best first (for tests and state reports). Any thread. */
@@ -440,7 +432,7 @@ public final class ServerCore {
     }
     Status st = lifecycle.registerClient(proc, uid, gid, hostObject);
     if (st.equals(Status.SUCCESS)) {
-      if (!stores.environmentFor(uid).equals(stores.environment())) {
+      if (!stores.readableBy(uid)) {
         someRankCannotReadStores = true;
       }
       storeJobDataOnceRegistered(proc.nspace());
@@ -449,14 +441,14 @@ public final class ServerCore {
   }
 
   /**
-   * What {@code setupFork} exports for any process's stores while no rank has been registered
-   * under a user that cannot read them (then the answer is the same for every process: {@link
-   * #gdsEnvironment()}), else null: ask {@link #gdsEnvironment(Proc)} on the progress thread. Any
-   * thread. A launcher calls {@code setupFork} once per process while the progress thread serves
+   * What {@code setupFork} exports for the stores of any process of {@code nspace} while no rank
+   * has been registered under a user that cannot read them (then the answer depends on the
+   * namespace alone: {@link SharedStores#environment}), else null: ask {@link
+   * #gdsEnvironment(Proc)} on the progress thread. Any thread. A launcher calls {@code setupFork} once per process while the progress thread serves
    * the processes started before; a hop to it for each one held the launcher up behind that work.
    */
-  public @Nullable Map<String, String> gdsEnvironmentForAll() {
-    return someRankCannotReadStores ? null : stores.environment();
+  public @Nullable Map<String, String> gdsEnvironmentForAll(String nspace) {
+    return someRankCannotReadStores ? null : stores.environment(nspace);
   }
 
   /**

@@ -17,6 +17,7 @@ import io.pmix.server.internal.modex.ProcData;
 import java.lang.System.Logger.Level;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -25,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,11 +46,18 @@ import org.jspecify.annotations.Nullable;
  * failed write is logged and leaves that data to the socket: a reader that misses a key asks the
  * server, which answers from its own data.
  *
+ * <p>A store whose lock was lost is retired ({@link DstoreWriter#retired}) and a fresh one of the
+ * same module, in a directory of its own, takes its place for the namespaces registered after;
+ * each namespace stays in the stores it was registered in (its home), and its processes are told
+ * only of those not retired. A retired store is removed once its last namespace is gone, so one
+ * reader lost inside a read costs its own jobs the shared-memory path, not every later job of a
+ * long-lived server (docs/gds.md §10).
+ *
  * <p>The writes run on the stores' own thread ({@link StoreWrites}), in the order this class
  * receives them, with copies of the values, consecutive data writes in one batch under one
  * taking of each store's lock; what store readers are told after a write passes
  * {@link #gate}. Progress thread only, except {@link #environment}, {@link #environmentFor},
- * {@link #serves} and {@link #directories}.
+ * {@link #readableBy} and {@link #directories}.
  */
 public final class SharedStores implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(SharedStores.class.getName());
@@ -68,17 +77,27 @@ public final class SharedStores implements AutoCloseable {
     return g != null && !g.equals(GdsKind.HASH.libpmixName());
   }
 
-  private final List<DstoreWriter> writers;
+  /** Opens a fresh store of a module in place of a retired one; null when no store is served. */
+  private final @Nullable Opener opener;
+  /** The stores new namespaces are registered in, best first: one per module. */
+  private volatile List<DstoreWriter> current;
+  /** Every store open: {@link #current} and the retired ones that still hold a namespace. */
+  private volatile List<DstoreWriter> open;
+  /**
+   * Each namespace's stores: those current when it was registered (or first written), which
+   * every write for it goes to. Writer thread.
+   */
+  private final Map<String, List<DstoreWriter>> homes = new HashMap<>();
+  /** What setupFork exports for the processes of each namespace the stores know. */
+  private final Map<String, Map<String, String>> nsEnvironment = new ConcurrentHashMap<>();
   /** The writer thread; null when no store is served. */
   private final @Nullable StoreWrites writes;
 
   private @Nullable CompletableFuture<Void> closed;
   /** The uid whose processes can read the stores (their owner). */
   private final int readerUid;
-  /** What setupFork exports: the stores not retired (DstoreWriter#retired), then hash. */
+  /** What setupFork exports for a namespace the stores do not know yet: the current stores. */
   private volatile Map<String, String> environment;
-  /** How many retired stores {@link #environment} leaves out. Writer thread. */
-  private int retiredOffered;
   /** What a client that cannot read the stores is told. */
   private final Map<String, String> hashOnly;
   /** The job data written per namespace: its generation, and the bfrops version it carried. */
@@ -86,12 +105,25 @@ public final class SharedStores implements AutoCloseable {
 
   private record JobDataWritten(long generation, @Nullable Value bfropsVersion) {}
 
+  /** How a store of a module is made: the first ones at {@link #open}, a retired one's successor. */
+  private record Opener(
+      Path base, long pid, WireFormat format, Duration lockTimeout, OptionalInt owner) {
+    DstoreWriter open(GdsKind kind) throws PmixException {
+      return DstoreWriter.create(
+          kind, freeDirectory(base, kind.libpmixName(), pid), format, lockTimeout,
+          System.getenv(), owner);
+    }
+  }
+
   /** The tmpdir levels this object created (outermost first), removed at close when empty. */
   private final List<Path> createdDirs;
 
   private SharedStores(
-      List<DstoreWriter> writers, List<Path> createdDirs, int readerUid, Executor loop) {
-    this.writers = writers;
+      List<DstoreWriter> writers, @Nullable Opener opener, List<Path> createdDirs, int readerUid,
+      Executor loop) {
+    this.current = writers;
+    this.open = writers;
+    this.opener = opener;
     this.writes = writers.isEmpty() ? null : new StoreWrites(loop);
     this.readerUid = readerUid;
     this.hashOnly = Map.of("PMIX_GDS_MODULE", GdsKind.HASH.libpmixName());
@@ -123,19 +155,94 @@ public final class SharedStores implements AutoCloseable {
   }
 
   /**
-   * Writer thread, after writes: a store retired by them (its lock lost) is no longer offered to
-   * the processes set up from now on; those already told of it go on reading it, and its hidden
-   * ranks send them to the server.
+   * Writer thread, after writes: a current store that they retired (its lock lost) gives its
+   * place to a fresh one of its module for the namespaces registered from now on (none when that
+   * cannot be made: the module is then offered no more); the processes of its namespaces set up
+   * from now on are told of their other stores only (those told before go on reading it, and its
+   * hidden ranks send them to the server). A retired store that holds no namespace is closed.
    */
-  private void offerOnlyLiveStores() {
-    int n = 0;
-    for (DstoreWriter w : writers) {
-      n += w.retired() ? 1 : 0;
+  private void replaceRetiredStores() {
+    List<DstoreWriter> now = current;
+    boolean anyRetired = false;
+    for (DstoreWriter w : now) {
+      anyRetired |= w.retired();
     }
-    if (n != retiredOffered) { // rare: not remade after every batch
-      retiredOffered = n;
-      environment = exports(writers);
+    if (!anyRetired) {
+      return; // the usual case, after every batch
     }
+    List<DstoreWriter> next = new ArrayList<>();
+    for (DstoreWriter w : now) {
+      if (!w.retired()) {
+        next.add(w);
+        continue;
+      }
+      try {
+        DstoreWriter fresh = requireNonNull(opener).open(w.kind());
+        next.add(fresh);
+        LOG.log(
+            Level.WARNING, "gds {0}: namespaces registered from now on are written to {1}",
+            w.kind().libpmixName(), fresh.directory());
+      } catch (LinkageError | RuntimeException e) {
+        LOG.log(
+            Level.WARNING, "gds " + w.kind().libpmixName() + " is offered no more: " + e.getMessage(),
+            e);
+      }
+    }
+    List<DstoreWriter> all = new ArrayList<>(next);
+    for (DstoreWriter w : open) {
+      if (w.retired()) {
+        all.add(w);
+      }
+    }
+    current = List.copyOf(next);
+    open = List.copyOf(all);
+    environment = exports(next);
+    for (Map.Entry<String, List<DstoreWriter>> e : homes.entrySet()) {
+      nsEnvironment.put(e.getKey(), exports(e.getValue()));
+    }
+    closeEmptyRetiredStores();
+  }
+
+  /** Writer thread: closes (and removes) the retired stores no namespace lives in any more. */
+  private void closeEmptyRetiredStores() {
+    List<DstoreWriter> all = open;
+    if (all.size() == current.size()) {
+      return; // none is retired: the usual case
+    }
+    List<DstoreWriter> keep = new ArrayList<>();
+    for (DstoreWriter w : all) {
+      if (current.contains(w) || isHome(w)) {
+        keep.add(w);
+      } else {
+        closeQuietly(w);
+        LOG.log(Level.INFO, "gds {0}: retired store {1} removed, its last namespace gone",
+            w.kind().libpmixName(), w.directory());
+      }
+    }
+    open = List.copyOf(keep);
+  }
+
+  private boolean isHome(DstoreWriter w) {
+    for (List<DstoreWriter> h : homes.values()) {
+      if (h.contains(w)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Writer thread: the stores {@code nspace} lives in, those current now when it has none yet
+   * (its registration, or a first write for a namespace the host did not register here).
+   */
+  private List<DstoreWriter> home(String nspace) {
+    List<DstoreWriter> h = homes.get(nspace);
+    if (h == null) {
+      h = current;
+      homes.put(nspace, h);
+      nsEnvironment.put(nspace, environment);
+    }
+    return h;
   }
 
   /**
@@ -151,7 +258,7 @@ public final class SharedStores implements AutoCloseable {
     int readerUid = options.jobUser().orElse(me);
     OptionalInt owner = readerUid == me ? OptionalInt.empty() : OptionalInt.of(readerUid);
     if (options.sharedMemoryStores().isEmpty()) {
-      return new SharedStores(List.of(), List.of(), readerUid, loop);
+      return new SharedStores(List.of(), null, List.of(), readerUid, loop);
     }
     Path base = options.tmpdir();
     long pid = ProcessHandle.current().pid();
@@ -175,19 +282,18 @@ public final class SharedStores implements AutoCloseable {
     } catch (java.io.IOException | RuntimeException e) {
       LOG.log(Level.WARNING, "cannot prepare " + base + " for the shared-memory stores", e);
     }
-    WireFormat format = WireFormat.of(options.childBufferType());
+    Opener opener =
+        new Opener(
+            base, pid, WireFormat.of(options.childBufferType()), options.storeLockTimeout(), owner);
     for (String name : options.sharedMemoryStores()) {
       GdsKind kind = name.equals("ds21") ? GdsKind.DS21 : GdsKind.DS12;
       try {
-        ws.add(
-            DstoreWriter.create(
-                kind, freeDirectory(base, name, pid), format, options.storeLockTimeout(),
-                System.getenv(), owner));
+        ws.add(opener.open(kind));
       } catch (PmixException | LinkageError e) {
         LOG.log(Level.WARNING, "gds " + name + " is not offered: " + e.getMessage(), e);
       }
     }
-    return new SharedStores(List.copyOf(ws), created, readerUid, loop);
+    return new SharedStores(List.copyOf(ws), opener, created, readerUid, loop);
   }
 
   /**
@@ -203,40 +309,33 @@ public final class SharedStores implements AutoCloseable {
   }
 
   /**
-   * What {@code setupFork} exports: {@code PMIX_GDS_MODULE} (the modules served, best first, hash
-   * last) and each store's base path. Thread-safe.
+   * What {@code setupFork} exports for the processes of {@code nspace}: {@code PMIX_GDS_MODULE}
+   * (the modules of its stores not retired, best first, hash last) and each store's base path; for
+   * a namespace the stores do not know yet, the current stores. Thread-safe.
    */
-  public Map<String, String> environment() {
-    return environment;
+  public Map<String, String> environment(String nspace) {
+    return nsEnvironment.getOrDefault(nspace, environment);
   }
 
   /**
-   * What {@code setupFork} exports for a process of user {@code uid}: {@link #environment}, or
-   * {@code PMIX_GDS_MODULE=hash} alone when that user cannot read the stores (files of another
-   * user, mode 0600): a libpmix client pointed at them would log errors and fall back anyway.
-   * Thread-safe.
+   * What {@code setupFork} exports for a process of {@code nspace} run by user {@code uid}:
+   * {@link #environment}, or {@code PMIX_GDS_MODULE=hash} alone when that user cannot read the
+   * stores (files of another user, mode 0600): a libpmix client pointed at them would log errors
+   * and fall back anyway. Thread-safe.
    */
-  public Map<String, String> environmentFor(int uid) {
-    return uid == readerUid || uid == 0 ? environment : hashOnly;
+  public Map<String, String> environmentFor(String nspace, int uid) {
+    return readableBy(uid) ? environment(nspace) : hashOnly;
   }
 
-  /** Whether a client announcing {@code module} in its handshake is served. Thread-safe. */
-  public boolean serves(String module) {
-    if (module.equals(GdsKind.HASH.libpmixName())) {
-      return true;
-    }
-    for (DstoreWriter w : writers) {
-      if (w.kind().libpmixName().equals(module)) {
-        return true;
-      }
-    }
-    return false;
+  /** Whether processes of user {@code uid} can read the stores. Thread-safe. */
+  public boolean readableBy(int uid) {
+    return uid == readerUid || uid == 0 || open.isEmpty();
   }
 
-  /** The store directories, best first. */
+  /** The directories of the stores new namespaces are registered in, best first. Thread-safe. */
   public List<Path> directories() {
     List<Path> out = new ArrayList<>();
-    for (DstoreWriter w : writers) {
+    for (DstoreWriter w : current) {
       out.add(w.directory());
     }
     return out;
@@ -264,20 +363,18 @@ public final class SharedStores implements AutoCloseable {
    * of the registration once it is written: {@link #written}).
    */
   public void namespaceRegistered(String nspace, int nlocalprocs) {
-    write(
-        () -> {
-          for (DstoreWriter w : writers) {
-            try {
-              w.addNamespace(nspace, nlocalprocs);
-            } catch (RuntimeException e) {
-              LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": namespace " + nspace, e);
-            }
-          }
-        });
-  }
-
-  private void write(Runnable w) {
-    enqueue(w);
+    enqueue(
+        (Runnable)
+            () -> {
+              for (DstoreWriter w : home(nspace)) {
+                try {
+                  w.addNamespace(nspace, nlocalprocs);
+                } catch (RuntimeException e) {
+                  LOG.log(
+                      Level.WARNING, "gds " + w.kind().libpmixName() + ": namespace " + nspace, e);
+                }
+              }
+            });
   }
 
   /**
@@ -322,22 +419,46 @@ public final class SharedStores implements AutoCloseable {
     if (batch.isEmpty()) {
       return;
     }
-    for (DstoreWriter w : writers) {
-      w.storeAll(
-          batch,
-          (x, e) -> {
-            String what =
-                "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
-                    + " not stored; hidden from its readers, who ask the server";
-            if (e instanceof PmixException) {
-              LOG.log(Level.WARNING, what + ": " + e.getMessage()); // a stated cause: no trace
-            } else {
-              LOG.log(Level.WARNING, what, e);
-            }
-          });
+    List<DstoreWriter> all = open;
+    if (all.size() == current.size()) {
+      // No retired store is open: every namespace lives in every store.
+      for (DstoreWriter.Write x : batch) {
+        var unused = home(x.nspace()); // a namespace first written here lives in these stores
+      }
+      for (DstoreWriter w : all) {
+        storeAll(w, batch);
+      }
+    } else {
+      for (DstoreWriter w : all) {
+        List<DstoreWriter.Write> mine = new ArrayList<>();
+        for (DstoreWriter.Write x : batch) {
+          if (home(x.nspace()).contains(w)) {
+            mine.add(x);
+          }
+        }
+        storeAll(w, mine);
+      }
     }
     batch.clear();
-    offerOnlyLiveStores();
+    replaceRetiredStores();
+  }
+
+  private static void storeAll(DstoreWriter w, List<DstoreWriter.Write> writes) {
+    if (writes.isEmpty()) {
+      return;
+    }
+    w.storeAll(
+        writes,
+        (x, e) -> {
+          String what =
+              "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
+                  + " not stored; hidden from its readers, who ask the server";
+          if (e instanceof PmixException) {
+            LOG.log(Level.WARNING, what + ": " + e.getMessage()); // a stated cause: no trace
+          } else {
+            LOG.log(Level.WARNING, what, e);
+          }
+        });
   }
 
   /**
@@ -351,7 +472,7 @@ public final class SharedStores implements AutoCloseable {
   public void jobData(
       String nspace, long generation, Map<String, Value> jobLevel,
       Map<Integer, List<Value.KVal>> perRank) {
-    if (writers.isEmpty()) {
+    if (writes == null) {
       return;
     }
     String versionKey = Keys.BFROPS_MODULE.name();
@@ -400,17 +521,22 @@ public final class SharedStores implements AutoCloseable {
   /** A namespace was deregistered: every file naming it goes. */
   public void namespaceGone(String nspace) {
     jobDataWritten.remove(nspace);
-    write(
-        () -> {
-          for (DstoreWriter w : writers) {
-            try {
-              w.removeNamespace(nspace);
-            } catch (RuntimeException e) {
-              LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": removing " + nspace, e);
-            }
-          }
-          offerOnlyLiveStores();
-        });
+    enqueue(
+        (Runnable)
+            () -> {
+              List<DstoreWriter> h = homes.remove(nspace);
+              nsEnvironment.remove(nspace);
+              for (DstoreWriter w : h == null ? open : h) {
+                try {
+                  w.removeNamespace(nspace);
+                } catch (RuntimeException e) {
+                  LOG.log(
+                      Level.WARNING, "gds " + w.kind().libpmixName() + ": removing " + nspace, e);
+                }
+              }
+              replaceRetiredStores();
+              closeEmptyRetiredStores();
+            });
   }
 
   /** Removes every store directory (shutdown) and waits until it is done. Idempotent. */
@@ -441,15 +567,21 @@ public final class SharedStores implements AutoCloseable {
     return c;
   }
 
+  private static void closeQuietly(DstoreWriter w) {
+    try {
+      w.close();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": close", e);
+    }
+  }
+
   /** Writer thread (or the closing thread when there is none). */
   private void removeAll() {
-    for (DstoreWriter w : writers) {
-      try {
-        w.close();
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": close", e);
-      }
+    for (DstoreWriter w : open) {
+      closeQuietly(w);
     }
+    open = List.of();
+    current = List.of();
     for (int i = createdDirs.size() - 1; i >= 0; i--) {
       try {
         Files.deleteIfExists(createdDirs.get(i));
