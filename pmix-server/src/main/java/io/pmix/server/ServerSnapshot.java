@@ -20,24 +20,36 @@ import java.util.Optional;
  * process count and the slot of the peer serving it. {@link #references} lists what else still
  * names a namespace or rank (event and I/O-forwarding registrations, parked requests, cached
  * notifications, collectives in progress), so a caller can check that nothing outlives its owner.
- * {@link #toJson} writes the first part in a fixed layout.
+ * {@link #stores} lists the shared-memory stores the server writes and which namespaces live in
+ * each (a retired one stays until its last namespace is gone: docs/gds.md §10). {@link #toJson}
+ * writes the peers, namespaces and stores in a fixed layout.
  *
  * @param peers every occupied slot of the server's peer array, in slot order
  * @param namespaces every namespace the server knows, by name
  * @param references every registration, request, notification and collective naming a process
+ * @param stores the shared-memory stores open, those new namespaces go to first (best first),
+ *     then the retired ones; empty for a server that serves only hash
  */
 public record ServerSnapshot(
-    List<PeerView> peers, Map<String, NamespaceView> namespaces, List<Reference> references) {
+    List<PeerView> peers, Map<String, NamespaceView> namespaces, List<Reference> references,
+    List<StoreView> stores) {
   /** Copies the collections. */
   public ServerSnapshot {
     peers = ImmutableList.copyOf(peers);
     namespaces = ImmutableMap.copyOf(namespaces);
     references = ImmutableList.copyOf(references);
+    stores = ImmutableList.copyOf(stores);
   }
 
-  /** A snapshot without {@link #references}. */
+  /** A snapshot without {@link #stores}. */
+  public ServerSnapshot(
+      List<PeerView> peers, Map<String, NamespaceView> namespaces, List<Reference> references) {
+    this(peers, namespaces, references, List.of());
+  }
+
+  /** A snapshot without {@link #references} and {@link #stores}. */
   public ServerSnapshot(List<PeerView> peers, Map<String, NamespaceView> namespaces) {
-    this(peers, namespaces, List.of());
+    this(peers, namespaces, List.of(), List.of());
   }
 
   /** The peer in slot {@code index}, if the slot is occupied. */
@@ -147,6 +159,25 @@ public record ServerSnapshot(
    */
   public record RankView(int rank, int uid, int gid, int procCount, int peerIndex) {}
 
+  /**
+   * One shared-memory store (libpmix 4.2.2's ds21 or ds12 layout) the server writes.
+   *
+   * @param module its gds module, {@code ds21} or {@code ds12}
+   * @param directory its directory (what {@code setupFork} exports as its base path)
+   * @param retired whether its lock was lost, so nothing is written to it any more and no
+   *     process is told of it; a fresh store of its module takes the namespaces registered after
+   * @param namespaces the namespaces that live in it (registered while it was current), sorted
+   */
+  public record StoreView(
+      String module, String directory, boolean retired, List<String> namespaces) {
+    /** Copies the list. */
+    public StoreView {
+      requireNonNull(module, "module");
+      requireNonNull(directory, "directory");
+      namespaces = ImmutableList.copyOf(namespaces);
+    }
+  }
+
   /** What kind of thing a {@link Reference} is. */
   public enum ReferenceKind {
     /** A peer's registration for events; names the peer. */
@@ -183,14 +214,16 @@ public record ServerSnapshot(
   }
 
   /**
-   * The peers and namespaces as JSON, without {@link #references}, in this fixed layout (names
-   * and order never change; roles and states in lower case, ranks unsigned, namespaces sorted by
-   * name, ranks by number):
+   * The peers, namespaces and stores as JSON, without {@link #references}, in this fixed layout
+   * (names and order never change; roles and states in lower case, ranks unsigned, namespaces
+   * sorted by name, ranks by number, stores in {@link #stores}' order):
    *
    * <pre>{@code
    * {"peers":[{"index":0,"nspace":"job","rank":0,"role":"client","state":"tombstone"}],
    *  "namespaces":[{"nspace":"job","nlocalprocs":2,"nfinalized":1,"localAppFiniFired":false,
-   *    "ranks":[{"rank":0,"procCount":0,"peerIndex":0},{"rank":1,"procCount":1,"peerIndex":1}]}]}
+   *    "ranks":[{"rank":0,"procCount":0,"peerIndex":0},{"rank":1,"procCount":1,"peerIndex":1}]}],
+   *  "stores":[{"module":"ds21","directory":"/tmp/pmix_dstor_ds21_42","retired":false,
+   *    "namespaces":["job"]}]}
    * }</pre>
    *
    * <p>(One line, no blanks.) State is one of {@code active}, {@code finalizing}, {@code
@@ -232,6 +265,24 @@ public record ServerSnapshot(
         b.append(",\"procCount\":").append(r.procCount());
         b.append(",\"peerIndex\":").append(r.peerIndex());
         b.append('}');
+      }
+      b.append("]}");
+    }
+    b.append("],\"stores\":[");
+    for (int i = 0; i < stores.size(); i++) {
+      StoreView st = stores.get(i);
+      b.append(i == 0 ? "{" : ",{");
+      b.append("\"module\":");
+      appendJsonString(b, st.module());
+      b.append(",\"directory\":");
+      appendJsonString(b, st.directory());
+      b.append(",\"retired\":").append(st.retired());
+      b.append(",\"namespaces\":[");
+      for (int j = 0; j < st.namespaces().size(); j++) {
+        if (j > 0) {
+          b.append(',');
+        }
+        appendJsonString(b, st.namespaces().get(j));
       }
       b.append("]}");
     }

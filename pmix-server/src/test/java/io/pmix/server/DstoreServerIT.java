@@ -371,8 +371,16 @@ class DstoreServerIT {
         assertTrue(p.stdout().contains("cycles=2"), describe(p));
       }
       assertTrue(Files.isDirectory(retired), "removed while a namespace lives in it");
+      assertEquals(
+          List.of(
+              new ServerSnapshot.StoreView("ds12", dir.toString(), false, List.of("found")),
+              new ServerSnapshot.StoreView("ds12", retired.toString(), true, List.of("lost"))),
+          server.snapshot().stores());
       assertEquals(Status.OPERATION_SUCCEEDED, server.deregisterNspace("lost"));
       Await.until(() -> !Files.exists(retired), Boolean.TRUE::equals, WAIT);
+      assertEquals(
+          List.of(new ServerSnapshot.StoreView("ds12", dir.toString(), false, List.of("found"))),
+          server.snapshot().stores());
       assertEquals(dir.toString(), server.setupFork(Proc.of("found", 1)).get(GdsKind.ESH_BASE_PATH));
     }
   }

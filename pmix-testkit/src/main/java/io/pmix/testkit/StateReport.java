@@ -34,8 +34,9 @@ import org.jspecify.annotations.Nullable;
  *
  * where SNAPSHOT is {@link ServerSnapshot#toJson()}: {@code {"peers": [{"index", "nspace",
  * "rank", "role", "state"}], "namespaces": [{"nspace", "nlocalprocs", "nfinalized",
- * "localAppFiniFired", "ranks": [{"rank", "procCount", "peerIndex"}]}]}}, or {@code null} when
- * the server could not give one (it was shut down).
+ * "localAppFiniFired", "ranks": [{"rank", "procCount", "peerIndex"}]}], "stores": [{"module",
+ * "directory", "retired", "namespaces": [..]}]}}, or {@code null} when the server could not give
+ * one (it was shut down).
  */
 public final class StateReport {
   private static final ObjectMapper JSON =
@@ -173,15 +174,30 @@ public final class StateReport {
     b.append("  namespaces");
     if (nss.size() == 1) {
       b.append(": none\n");
-      return;
-    }
-    b.append('\n');
-    grid(b, nss);
-    for (Map.Entry<String, List<List<String>>> e : ranks.entrySet()) {
-      if (e.getValue().size() > 1) {
-        b.append("  ranks of ").append(e.getKey()).append('\n');
-        grid(b, e.getValue());
+    } else {
+      b.append('\n');
+      grid(b, nss);
+      for (Map.Entry<String, List<List<String>>> e : ranks.entrySet()) {
+        if (e.getValue().size() > 1) {
+          b.append("  ranks of ").append(e.getKey()).append('\n');
+          grid(b, e.getValue());
+        }
       }
+    }
+    // Only a server that writes shared-memory stores lists any.
+    List<List<String>> stores = new ArrayList<>();
+    stores.add(List.of("module", "retired", "namespaces", "directory"));
+    for (JsonNode st : s.path("stores")) {
+      List<String> names = new ArrayList<>();
+      for (JsonNode n : st.path("namespaces")) {
+        names.add(n.asText());
+      }
+      stores.add(List.of(st.path("module").asText(), st.path("retired").asText(),
+          names.isEmpty() ? "-" : String.join(",", names), st.path("directory").asText()));
+    }
+    if (stores.size() > 1) {
+      b.append("  shared-memory stores\n");
+      grid(b, stores);
     }
   }
 

@@ -124,9 +124,22 @@ class PmixRunIT {
     for (JsonNode rank : ns.path("ranks")) {
       assertEquals(0, rank.path("procCount").asInt(), report::toPrettyString);
     }
+    // pmixrun's stores, best first, the job living in each; none left to it after.
+    JsonNode stores = before.path("stores");
+    assertEquals(2, stores.size(), report::toPrettyString);
+    for (int i = 0; i < 2; i++) {
+      JsonNode st = stores.get(i);
+      assertEquals(i == 0 ? "ds21" : "ds12", st.path("module").asText(), report::toPrettyString);
+      assertFalse(st.path("retired").asBoolean(), report::toPrettyString);
+      assertEquals(job, st.path("namespaces").path(0).asText(), report::toPrettyString);
+      assertEquals(1, st.path("namespaces").size(), report::toPrettyString);
+    }
     JsonNode after = report.path("afterDeregister");
     assertEquals(0, after.path("peers").size(), report::toPrettyString);
     assertEquals(0, after.path("namespaces").size(), report::toPrettyString);
+    for (JsonNode st : after.path("stores")) {
+      assertEquals(0, st.path("namespaces").size(), report::toPrettyString);
+    }
   }
 
   @Test

@@ -20,7 +20,11 @@ class StateReportTest {
           + "\"role\":\"client\",\"state\":\"lost\"}],\"namespaces\":[{\"nspace\":\"job\","
           + "\"nlocalprocs\":1,\"nfinalized\":1,\"localAppFiniFired\":false,\"ranks\":["
           + "{\"rank\":0,\"procCount\":0,\"peerIndex\":0},"
-          + "{\"rank\":1,\"procCount\":0,\"peerIndex\":1}]}]}";
+          + "{\"rank\":1,\"procCount\":0,\"peerIndex\":1}]}],\"stores\":["
+          + "{\"module\":\"ds21\",\"directory\":\"/t/pmix_dstor_ds21_7.1\",\"retired\":false,"
+          + "\"namespaces\":[]},"
+          + "{\"module\":\"ds21\",\"directory\":\"/t/pmix_dstor_ds21_7\",\"retired\":true,"
+          + "\"namespaces\":[\"job\",\"job2\"]}]}";
 
   @Test
   void writesTheJobAndBothSnapshots(@TempDir Path dir) throws Exception {
@@ -66,6 +70,15 @@ class StateReportTest {
             """),
         t);
     assertTrue(t.contains("  ranks of job\n    rank  procCount  peerIndex\n"), t);
+    assertTrue(
+        t.contains(
+            """
+              shared-memory stores
+                module  retired  namespaces  directory
+                ds21    false    -           /t/pmix_dstor_ds21_7.1
+                ds21    true     job,job2    /t/pmix_dstor_ds21_7
+            """),
+        t);
     assertTrue(
         t.endsWith(
             """

@@ -158,7 +158,8 @@ public final class ServerCore {
     this.modex = new Modex(registry, host, hostCalls, loop, limits, hostname, this::isStopping);
     this.collectives = new Collectives(registry, host, hostCalls, loop, limits, hostname);
     this.queryResponder = new QueryResponder(registry, host, hostCalls, options);
-    this.snapshots = new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives);
+    this.snapshots =
+        new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives, stores);
     JobInfoResponder jobInfo = new JobInfoResponder(hostname);
     // Another node's process's data (fence, direct modex) goes to the stores too, so the first
     // get after a collecting fence is local; a local rank's is there from its commits, and its

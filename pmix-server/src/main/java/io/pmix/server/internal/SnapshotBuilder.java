@@ -6,6 +6,7 @@ import io.pmix.server.ServerSnapshot;
 import io.pmix.server.internal.collective.Collectives;
 import io.pmix.server.internal.events.EventRouter;
 import io.pmix.server.internal.events.IofRegistry;
+import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.PeerLifecycle;
@@ -22,7 +23,7 @@ import java.util.Map;
  * and ranks (docs/lifecycle.md §6.2.4.1), and every reference a part holds to a peer or a process
  * (event registrations, forwarding requests, waiting GETs and host requests, cached
  * notifications, collective participants), so tests and operators can check that nothing
- * outlives what it names. Reads only; progress thread only.
+ * outlives what it names; and the shared-memory stores. Reads only; progress thread only.
  */
 final class SnapshotBuilder {
   private final Registry registry;
@@ -31,16 +32,18 @@ final class SnapshotBuilder {
   private final IofRegistry iof;
   private final Modex modex;
   private final Collectives collectives;
+  private final SharedStores stores;
 
   SnapshotBuilder(
       Registry registry, PeerLifecycle lifecycle, EventRouter events, IofRegistry iof,
-      Modex modex, Collectives collectives) {
+      Modex modex, Collectives collectives, SharedStores stores) {
     this.registry = requireNonNull(registry, "registry");
     this.lifecycle = requireNonNull(lifecycle, "lifecycle");
     this.events = requireNonNull(events, "events");
     this.iof = requireNonNull(iof, "iof");
     this.modex = requireNonNull(modex, "modex");
     this.collectives = requireNonNull(collectives, "collectives");
+    this.stores = requireNonNull(stores, "stores");
   }
 
   ServerSnapshot build() {
@@ -97,6 +100,6 @@ final class SnapshotBuilder {
             refs.add(
                 new ServerSnapshot.Reference(
                     ServerSnapshot.ReferenceKind.COLLECTIVE, -1, q.nspace(), q.rank())));
-    return new ServerSnapshot(pv, nv, refs);
+    return new ServerSnapshot(pv, nv, refs, stores.views());
   }
 }

@@ -571,7 +571,12 @@ class LifecycleTest {
                         1, new ServerSnapshot.RankView(1, UID, GID, 1, -1),
                         0, new ServerSnapshot.RankView(0, UID, GID, 0, 0))),
                 "a",
-                new ServerSnapshot.NamespaceView("a", true, 0, 0, true, Map.of())));
+                new ServerSnapshot.NamespaceView("a", true, 0, 0, true, Map.of())),
+            List.of(),
+            List.of(
+                new ServerSnapshot.StoreView("ds12", "/t/pmix_dstor_ds12_7.1", false, List.of()),
+                new ServerSnapshot.StoreView(
+                    "ds12", "/t/pmix_dstor_ds12_7", true, List.of("a", "job"))));
     assertEquals(
         "{\"peers\":["
             + "{\"index\":0,\"nspace\":\"job\",\"rank\":0,\"role\":\"client\",\"state\":\"tombstone\"},"
@@ -582,8 +587,13 @@ class LifecycleTest {
             + "\"ranks\":[]},"
             + "{\"nspace\":\"job\",\"nlocalprocs\":2,\"nfinalized\":1,\"localAppFiniFired\":false,"
             + "\"ranks\":[{\"rank\":0,\"procCount\":0,\"peerIndex\":0},"
-            + "{\"rank\":1,\"procCount\":1,\"peerIndex\":-1}]}]}",
+            + "{\"rank\":1,\"procCount\":1,\"peerIndex\":-1}]}],"
+            + "\"stores\":["
+            + "{\"module\":\"ds12\",\"directory\":\"/t/pmix_dstor_ds12_7.1\",\"retired\":false,"
+            + "\"namespaces\":[]},"
+            + "{\"module\":\"ds12\",\"directory\":\"/t/pmix_dstor_ds12_7\",\"retired\":true,"
+            + "\"namespaces\":[\"a\",\"job\"]}]}",
         s.toJson());
-    assertEquals("{\"peers\":[],\"namespaces\":[]}", core.snapshot().toJson());
+    assertEquals("{\"peers\":[],\"namespaces\":[],\"stores\":[]}", core.snapshot().toJson());
   }
 }

@@ -12,6 +12,7 @@ import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.gds.DstoreWriter;
 import io.pmix.common.internal.gds.GdsKind;
 import io.pmix.server.ServerOptions;
+import io.pmix.server.ServerSnapshot;
 import io.pmix.server.internal.Rendezvous;
 import io.pmix.server.internal.modex.ProcData;
 import java.lang.System.Logger.Level;
@@ -85,9 +86,9 @@ public final class SharedStores implements AutoCloseable {
   private volatile List<DstoreWriter> open;
   /**
    * Each namespace's stores: those current when it was registered (or first written), which
-   * every write for it goes to. Writer thread.
+   * every write for it goes to. Changed on the writer thread; read anywhere ({@link #views}).
    */
-  private final Map<String, List<DstoreWriter>> homes = new HashMap<>();
+  private final Map<String, List<DstoreWriter>> homes = new ConcurrentHashMap<>();
   /** What setupFork exports for the processes of each namespace the stores know. */
   private final Map<String, Map<String, String>> nsEnvironment = new ConcurrentHashMap<>();
   /** The writer thread; null when no store is served. */
@@ -337,6 +338,27 @@ public final class SharedStores implements AutoCloseable {
     List<Path> out = new ArrayList<>();
     for (DstoreWriter w : current) {
       out.add(w.directory());
+    }
+    return out;
+  }
+
+  /**
+   * The stores open, those new namespaces go to first, then the retired ones, each with the
+   * namespaces that live in it, as the writer thread last left them. Thread-safe.
+   */
+  public List<ServerSnapshot.StoreView> views() {
+    List<ServerSnapshot.StoreView> out = new ArrayList<>();
+    for (DstoreWriter w : open) {
+      List<String> names = new ArrayList<>();
+      for (Map.Entry<String, List<DstoreWriter>> e : homes.entrySet()) {
+        if (e.getValue().contains(w)) {
+          names.add(e.getKey());
+        }
+      }
+      Collections.sort(names);
+      out.add(
+          new ServerSnapshot.StoreView(
+              w.kind().libpmixName(), w.directory().toString(), w.retired(), names));
     }
     return out;
   }
