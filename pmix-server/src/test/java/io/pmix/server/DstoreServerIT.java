@@ -72,7 +72,13 @@ class DstoreServerIT {
       }
     }
     if (server != null) {
-      List<Path> dirs = server.gdsDirectories();
+      List<Path> dirs = new ArrayList<>(server.gdsDirectories());
+      if (!server.isTerminated()) {
+        dirs.clear();
+        for (ServerSnapshot.StoreView st : server.snapshot().stores()) {
+          dirs.add(Path.of(st.directory())); // retired ones too
+        }
+      }
       server.close();
       assertTrue(server.isTerminated());
       for (Path d : dirs) {
