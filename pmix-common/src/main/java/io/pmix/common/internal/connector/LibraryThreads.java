@@ -16,9 +16,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -85,14 +86,54 @@ public final class LibraryThreads implements SessionPart {
   /** Set once both threads have ended: from then on their state may be read directly. */
   private volatile boolean stopped;
 
-  /** Starts nothing yet: each thread starts with its first task. */
+  /**
+   * Starts nothing yet: each thread starts with its first task. At {@link #stop} they end in a
+   * chain, each stage's end shutting the next down: the progress thread (which may hand a read to
+   * the reader), then the reader (which may hand a failure to the callback thread), then the
+   * callback thread.
+   */
   LibraryThreads(Role role) {
     this.role = requireNonNull(role, "role");
-    this.loop = new ProgressLoop(new Factory(role, role.progressThread(), threads));
-    this.callbacks =
-        Executors.newSingleThreadExecutor(new Factory(role, role.callbackThread(), threads));
+    this.callbacks = new Stage(new Factory(role, role.callbackThread(), threads), null);
     // Like the callback thread, the reader starts with its first task: a cycle on hash has none.
-    this.reader = Executors.newSingleThreadExecutor(new Factory(role, role.gdsThread(), threads));
+    this.reader = new Stage(new Factory(role, role.gdsThread(), threads), callbacks);
+    this.loop = new ProgressLoop(new Factory(role, role.progressThread(), threads));
+    loop.whenTerminated(new ShutDown(reader));
+  }
+
+  /**
+   * A single-thread executor whose thread starts with its first task and that shuts {@code next}
+   * down once it has terminated (on its own thread as it ends, or in the caller of shutdown when
+   * it never started one).
+   */
+  private static final class Stage extends ThreadPoolExecutor {
+    private final @Nullable ExecutorService next;
+
+    Stage(ThreadFactory factory, @Nullable ExecutorService next) {
+      super(1, 1, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), factory);
+      this.next = next;
+    }
+
+    @Override
+    protected void terminated() {
+      if (next != null) {
+        next.shutdown();
+      }
+    }
+  }
+
+  /** Shuts an executor down (the progress loop's last act). */
+  private static final class ShutDown implements Runnable {
+    private final ExecutorService e;
+
+    ShutDown(ExecutorService e) {
+      this.e = e;
+    }
+
+    @Override
+    public void run() {
+      e.shutdown();
+    }
   }
 
   // Classes, not lambdas, on the way of a first init and a blocking call: a lambda's first call
@@ -394,19 +435,26 @@ public final class LibraryThreads implements SessionPart {
    * the rest of the teardown is done).
    */
   boolean stop() {
+    // The threads end in a chain (the constructor), and the caller waits for its last link only:
+    // waking the caller after each link cost a finalize on a busy machine ~0.1-1 ms a link.
     loop.shutdown();
     boolean interrupted = false;
     try {
-      if (!loop.awaitTermination(THREAD_STOP_WAIT.toMillis())) {
-        LOG.log(Level.WARNING, "the PMIx progress thread did not stop in time");
+      if (!callbacks.awaitTermination(THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+        if (!loop.isTerminated()) {
+          LOG.log(Level.WARNING, "the PMIx progress thread did not stop in time");
+        }
       }
     } catch (InterruptedException e) {
       interrupted = true;
     }
-    // A read still running finds the progress thread gone and fails its get on the callback
-    // thread, so the reader stops before the callback thread does.
-    interrupted |= !awaitStopped(reader);
-    interrupted |= !awaitStopped(callbacks);
+    if (!callbacks.isTerminated()) {
+      // A link did not end in time (or the wait was interrupted): each stage in order, directly.
+      // A read still running finds the progress thread gone and fails its get on the callback
+      // thread, so the reader stops before the callback thread does.
+      interrupted |= !awaitStopped(reader);
+      interrupted |= !awaitStopped(callbacks);
+    }
     for (Thread t : threads) {
       try {
         t.join(THREAD_STOP_WAIT.toMillis());

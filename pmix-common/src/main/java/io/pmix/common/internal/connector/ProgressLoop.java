@@ -94,6 +94,8 @@ final class ProgressLoop {
   private final AtomicBoolean wakenUp = new AtomicBoolean();
 
   private final CountDownLatch terminated = new CountDownLatch(1);
+  /** Run once the loop has terminated ({@link #whenTerminated}). */
+  private volatile @Nullable Runnable afterTermination;
 
   // ---- confined to the loop's thread ----
   private final PriorityQueue<Timer> timers = new PriorityQueue<>();
@@ -219,20 +221,40 @@ final class ProgressLoop {
    * channels and ends. Returns at once; see {@link #awaitTermination}.
    */
   void shutdown() {
+    boolean neverStarted;
     synchronized (startLock) {
       if (state != RUNNING) {
         return;
       }
       state = SHUTTING_DOWN;
-      if (thread == null) {
+      neverStarted = thread == null;
+      if (neverStarted) {
         state = TERMINATED;
         terminated.countDown();
-        return;
       }
+    }
+    if (neverStarted) {
+      afterTermination();
+      return;
     }
     Poller p = poller;
     if (p != null) {
       p.wakeup();
+    }
+  }
+
+  /**
+   * Has {@code r} run once the loop has terminated: on the loop's thread as it ends, or in the
+   * caller of {@link #shutdown} when the thread never started. Set before the first task.
+   */
+  void whenTerminated(Runnable r) {
+    afterTermination = requireNonNull(r, "r");
+  }
+
+  private void afterTermination() {
+    Runnable r = afterTermination;
+    if (r != null) {
+      guarded(r);
     }
   }
 
@@ -281,6 +303,7 @@ final class ProgressLoop {
       state = TERMINATED;
       runTasks();
       terminated.countDown();
+      afterTermination();
     }
   }
 

@@ -162,6 +162,33 @@ class ProgressLoopTest {
     }
 
     @Test
+    void whatRunsAfterTerminationRunsOnceOnTheLoopsThreadAfterItsLastTask() throws Exception {
+      List<String> seen = new CopyOnWriteArrayList<>();
+      CountDownLatch after = new CountDownLatch(1);
+      loop.whenTerminated(
+          () -> {
+            seen.add("after " + loop.isTerminated() + " " + Thread.currentThread().getName());
+            after.countDown();
+          });
+      loop.execute(() -> seen.add("task"));
+      loop.shutdown();
+      assertTrue(after.await(10, TimeUnit.SECONDS));
+      loop.shutdown(); // again: nothing more runs
+      assertTrue(loop.awaitTermination(10_000));
+      assertEquals(List.of("task", "after true test-progress"), seen);
+    }
+
+    @Test
+    void whatRunsAfterTerminationRunsInTheCallerWhenNoThreadStarted() {
+      List<String> seen = new CopyOnWriteArrayList<>();
+      loop.whenTerminated(() -> seen.add(Thread.currentThread().getName()));
+      loop.shutdown();
+      loop.shutdown();
+      assertEquals(List.of(Thread.currentThread().getName()), seen);
+      assertTrue(started.isEmpty());
+    }
+
+    @Test
     void tasksHandedInBeforeShutdownStillRun() throws Exception {
       CountDownLatch ran = new CountDownLatch(100);
       CountDownLatch gate = new CountDownLatch(1);
