@@ -88,13 +88,14 @@ class SingletonTest {
   void nestedInitOnlyCountsAndTheLastFinalizeTearsDown() {
     Proc a = ClientHolder.init(NO_SERVER, List.of()).me();
     List<Thread> threads = TeardownChecks.libraryThreads();
-    assertEquals(2, threads.size(), "one progress and one callback thread");
+    // The callback thread starts with the first callback: blocking calls need none.
+    assertEquals(1, threads.size(), "one progress thread");
     Proc b = ClientHolder.init(NO_SERVER, List.of()).me();
     assertEquals(a, b);
     PMIx.put(Scope.LOCAL, "k", Value.of(1));
     PMIx.finalize();
     assertTrue(PMIx.initialized());
-    assertEquals(threads, TeardownChecks.libraryThreads());
+    assertTrue(TeardownChecks.libraryThreads().containsAll(threads), "a nested finalize stops nothing");
     assertEquals(Value.of(1), PMIx.get(a, "k"));
     PMIx.finalize();
     TeardownChecks.assertNothingRemains();

@@ -10,6 +10,7 @@ import io.pmix.client.TeardownChecks;
 import io.pmix.client.internal.ClientHolder;
 import io.pmix.client.internal.ClientState;
 import io.pmix.common.Proc;
+import io.pmix.common.internal.connector.Role;
 import io.pmix.common.testing.ProcessResources;
 import io.pmix.common.testing.ProcessResources.Snapshot;
 import java.lang.ref.WeakReference;
@@ -40,6 +41,8 @@ class ClientCyclesIT {
   private static final int CYCLES = 1000;
   private static final int NESTED = 100;
   private static final int WARMUP = 5;
+  private static final String PROGRESS = Role.CLIENT.progressThread();
+  private static final String CALLBACK = Role.CLIENT.callbackThread();
 
   /**
    * The allowed growth of the heap surviving a full collection between cycle 100 and cycle 1,000.
@@ -89,13 +92,13 @@ class ClientCyclesIT {
     ProcessResources.Reachability refs = new ProcessResources.Reachability();
     long t0 = System.nanoTime();
     long heapAt100 = -1;
-    List<String> firstThreadNames = null;
     for (int i = 1; i <= CYCLES; i++) {
       List<String> names = oneCycle(i, refs);
-      if (firstThreadNames == null) {
-        firstThreadNames = names;
-      }
-      assertEquals(firstThreadNames, names, "cycle " + i + " runs other threads than the first");
+      // The progress thread, and the callback thread where something was handed to it (it
+      // starts with its first task): each once, nothing else.
+      assertTrue(
+          names.equals(List.of(PROGRESS)) || names.equals(List.of(CALLBACK, PROGRESS)),
+          "cycle " + i + " runs " + names);
       if (i % 100 == 0) {
         // Between cycles: no descriptor, no library thread beyond the baseline, at every hundred.
         ProcessResources.assertNoFdsBeyond(baseline.fds());
@@ -169,7 +172,10 @@ class ClientCyclesIT {
     assertTrue(PMIx.initialized(), "nested finalize " + i + " tore the library down");
     assertEquals(1, ClientHolder.refCount());
     assertSame(outer, ClientHolder.peek());
-    assertEquals(threads, TeardownChecks.libraryThreads(), "nested finalize " + i);
+    // Stopped nothing (the callback thread starts with its first task: it may have since).
+    assertTrue(
+        TeardownChecks.libraryThreads().containsAll(threads),
+        () -> "nested finalize " + i + " stopped one of " + threads);
     assertWorks(i);
     PMIx.finalize();
     TeardownChecks.assertNothingRemains();

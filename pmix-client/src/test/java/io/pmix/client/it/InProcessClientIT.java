@@ -68,7 +68,14 @@ class InProcessClientIT {
     PMIx.commit();
     PMIx.fence(Info.of("pmix.collect", true));
     assertEquals(Value.of(42), PMIx.get(me, "k"));
-    assertEquals(2, TeardownChecks.libraryThreads().size());
+    // This cycle's own threads: the progress thread, and the callback thread if something was
+    // handed to it (it starts with its first task).
+    List<String> names = new java.util.ArrayList<>();
+    for (Thread t : TeardownChecks.libraryThreads()) {
+      names.add(t.getName());
+    }
+    assertTrue(names.contains("pmix-client-progress"), names::toString);
+    assertTrue(names.size() == 1 || names.contains("pmix-client-callback"), names::toString);
     PMIx.finalize();
     TeardownChecks.assertNothingRemains();
 
@@ -106,7 +113,8 @@ class InProcessClientIT {
     assertEquals(a, b);
     PMIx.finalize();
     assertTrue(PMIx.initialized());
-    assertEquals(threads, TeardownChecks.libraryThreads(), "a nested finalize stops nothing");
+    assertTrue(
+        TeardownChecks.libraryThreads().containsAll(threads), "a nested finalize stops nothing");
     PMIx.fence();
     PMIx.finalize();
     TeardownChecks.assertNothingRemains();

@@ -108,7 +108,11 @@ public abstract class TeardownContract<S extends LibraryState> {
     assertSame(s, holder().require(), "a nested finalize tears nothing down");
     assertEquals(1, holder().refCount());
     assertTrue(holder().initLatch(), "a nested finalize leaves the init-once latch set");
-    assertEquals(Set.copyOf(threads), Set.copyOf(libraryThreads(holder().role())));
+    // Stops nothing (the callback and reader threads start with their first task, so the work
+    // may have started one since).
+    assertTrue(
+        libraryThreads(holder().role()).containsAll(threads),
+        () -> "a nested finalize stopped one of " + threads);
     long alive = s.bookkeeping().getOrDefault("session.threadsAlive", 1L);
     assertTrue(alive > 0, "threads stopped by a nested finalize");
     exercise();

@@ -295,7 +295,8 @@ class ToolCHostServerIT {
         assertTrue(PMIxTool.queryNamespaces().contains(server.jobNspace));
       }
     }
-    assertEquals(threads, TeardownContract.libraryThreads(Role.TOOL));
+    // Nested finalizes stop nothing (the queries may have started the callback thread).
+    assertTrue(TeardownContract.libraryThreads(Role.TOOL).containsAll(threads), threads::toString);
     assertEquals(me, PMIxTool.myProc());
     PMIxTool.finalize();
     assertNoGrowth("100 nested inits", before, Resources.now());

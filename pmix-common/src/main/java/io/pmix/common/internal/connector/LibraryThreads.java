@@ -76,9 +76,6 @@ public final class LibraryThreads implements SessionPart {
    */
   private static final Set<CompletableFuture<?>> AWAITED = ConcurrentHashMap.newKeySet();
 
-  /** Set once a task has been handed to the callback thread (which then has started). */
-  private volatile boolean callbackStarted;
-
   /** Tasks handed to the callback thread that have not finished yet. */
   @Bookkept("session.callbacksPending")
   private final AtomicInteger pendingCallbacks = new AtomicInteger();
@@ -289,15 +286,13 @@ public final class LibraryThreads implements SessionPart {
   }
 
   /**
-   * Whether the progress thread may complete {@code f} itself (see {@link #awaiting}). Not before
-   * the callback thread has started: init's completion starts it, so an initialized library has
-   * both its threads from then on, as the teardown contract checks.
+   * Whether the progress thread may complete {@code f} itself (see {@link #awaiting}). Before the
+   * callback thread has started nothing was handed to it, so nothing is pending: a cycle whose
+   * calls all block (init, put, commit, fence, get, finalize) never starts it, which spares a
+   * thread's start at init and its stop at finalize (issue 15).
    */
   private boolean direct(CompletableFuture<?> f) {
-    return callbackStarted
-        && pendingCallbacks.get() == 0
-        && loop.inLoop()
-        && AWAITED.contains(f);
+    return pendingCallbacks.get() == 0 && loop.inLoop() && AWAITED.contains(f);
   }
 
   /**
@@ -352,7 +347,6 @@ public final class LibraryThreads implements SessionPart {
     pendingCallbacks.incrementAndGet();
     try {
       callbacks.execute(new Counted(task));
-      callbackStarted = true;
       return true;
     } catch (RejectedExecutionException e) {
       pendingCallbacks.decrementAndGet();
