@@ -12,6 +12,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
+import io.pmix.common.Info;
+import java.util.List;
+import java.util.Optional;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -87,6 +90,24 @@ final class GdsAccess implements SessionPart {
       return m.fetch(proc, key) instanceof GdsModule.Fetched.Found f ? f.value() : null;
     } catch (RuntimeException e) {
       // A closed store (the cycle is ending), a lock not granted: the ordinary path decides.
+      return null;
+    }
+  }
+
+  /**
+   * The records of {@code procs} read here, on the progress thread, when the store can be read
+   * without waiting ({@link GdsModule#fetchRecordsIfFree}); null when it cannot (then {@link
+   * #read} it on the reader thread), or when the read fails (the reader thread's read reports
+   * that). Progress thread.
+   */
+  @Nullable List<Optional<List<Info>>> readNow(List<Proc> procs) {
+    GdsModule m = module;
+    if (m == null) {
+      throw new IllegalStateException("no shared-memory store is attached");
+    }
+    try {
+      return m.fetchRecordsIfFree(procs);
+    } catch (RuntimeException e) {
       return null;
     }
   }

@@ -103,14 +103,7 @@ final class GetResolver implements SessionPart {
     Proc wildcard = Proc.wildcard(self.nspace());
     // Anonymous classes, not lambdas: every first init on ds21/ds12 runs this
     // (docs/architecture.md, "First requests").
-    gds.read(
-        owner,
-        new Function<GdsModule, List<Optional<List<Info>>>>() {
-          @Override
-          public List<Optional<List<Info>>> apply(GdsModule m) {
-            return List.of(m.fetchRecords(wildcard), m.fetchRecords(self));
-          }
-        },
+    Consumer<List<Optional<List<Info>>>> ingest =
         new Consumer<List<Optional<List<Info>>>>() {
           @Override
           public void accept(List<Optional<List<Info>>> found) {
@@ -126,7 +119,23 @@ final class GetResolver implements SessionPart {
             st.publishOwnJobAnswers();
             done.accept(null);
           }
+        };
+    // Here when the store is free (the usual case): no reader thread to start and hand back
+    // from at every init (issue 15); else on the reader thread, which may wait for the lock.
+    List<Optional<List<Info>>> now = gds.readNow(List.of(wildcard, self));
+    if (now != null) {
+      ingest.accept(now);
+      return;
+    }
+    gds.read(
+        owner,
+        new Function<GdsModule, List<Optional<List<Info>>>>() {
+          @Override
+          public List<Optional<List<Info>>> apply(GdsModule m) {
+            return List.of(m.fetchRecords(wildcard), m.fetchRecords(self));
+          }
         },
+        ingest,
         done);
   }
 

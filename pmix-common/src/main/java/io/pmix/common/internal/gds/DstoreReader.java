@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,6 +70,9 @@ public final class DstoreReader implements GdsModule {
   private final WireFormat format;
   private final Duration lockTimeout;
   private final DstoreFormat records;
+
+  /** Held by a read (and the close), one at a time; tried, not waited for, by {@link #fetchRecordsIfFree}. */
+  private final ReentrantLock reading = new ReentrantLock();
 
   private final List<Segment> initial = new ArrayList<>();
   private final Map<String, NsSegments> namespaces = new HashMap<>();
@@ -181,7 +185,52 @@ public final class DstoreReader implements GdsModule {
 
   @Override
   public Optional<List<Info>> fetchRecords(Proc proc) {
-    Optional<List<Raw>> raw = read(proc, null);
+    return records(read(proc, null));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here: when no other thread of this process is reading this store and the store's lock is
+   * granted at once (a zero timeout); mapping the segments the server added since is the only
+   * other work, and it does not wait for anyone.
+   */
+  @Override
+  public @Nullable List<Optional<List<Info>>> fetchRecordsIfFree(List<Proc> procs) {
+    List<Optional<List<Raw>>> raws = new ArrayList<>(procs.size());
+    if (!reading.tryLock()) {
+      return null;
+    }
+    try {
+      for (Proc p : procs) {
+        check(p);
+      }
+      try {
+        lock.lock(Duration.ZERO);
+      } catch (PmixException e) {
+        if (e.status().equals(Status.ERR_TIMEOUT)) {
+          return null; // the server is writing, or a process holds it: read where one may wait
+        }
+        throw e;
+      }
+      try {
+        for (Proc p : procs) {
+          raws.add(readLocked(p, null));
+        }
+      } finally {
+        lock.unlock();
+      }
+    } finally {
+      reading.unlock();
+    }
+    List<Optional<List<Info>>> out = new ArrayList<>(raws.size());
+    for (Optional<List<Raw>> r : raws) {
+      out.add(records(r));
+    }
+    return out;
+  }
+
+  private Optional<List<Info>> records(Optional<List<Raw>> raw) {
     if (raw.isEmpty()) {
       return Optional.empty();
     }
@@ -210,7 +259,23 @@ public final class DstoreReader implements GdsModule {
    * The records of {@code proc} (only the first one named {@code key}, when given), copied under
    * the lock; empty when the store has nothing for the process.
    */
-  private synchronized Optional<List<Raw>> read(Proc proc, byte @Nullable [] key) {
+  private Optional<List<Raw>> read(Proc proc, byte @Nullable [] key) {
+    reading.lock();
+    try {
+      check(proc);
+      lock.lock(lockTimeout);
+      try {
+        return readLocked(proc, key);
+      } finally {
+        lock.unlock();
+      }
+    } finally {
+      reading.unlock();
+    }
+  }
+
+  /** Whether {@code proc} may be read here; {@link #reading} held. */
+  private void check(Proc proc) {
     requireNonNull(proc, "proc");
     if (closed) {
       throw new IllegalStateException("the " + name() + " reader is closed");
@@ -219,16 +284,15 @@ public final class DstoreReader implements GdsModule {
     if (proc.isSpecialRank() && proc.rank() != Proc.RANK_WILDCARD) {
       throw new IllegalArgumentException("a dstore holds ranks and WILDCARD, not " + proc);
     }
-    lock.lock(lockTimeout);
-    try {
-      NsSegments ns = refresh(proc.nspace());
-      if (ns == null) {
-        return Optional.empty();
-      }
-      return key == null ? walk(ns, proc.rank()) : search(ns, proc.rank(), key);
-    } finally {
-      lock.unlock();
+  }
+
+  /** {@link #read} with {@link #reading} and the store's lock held. */
+  private Optional<List<Raw>> readLocked(Proc proc, byte @Nullable [] key) {
+    NsSegments ns = refresh(proc.nspace());
+    if (ns == null) {
+      return Optional.empty();
     }
+    return key == null ? walk(ns, proc.rank()) : search(ns, proc.rank(), key);
   }
 
   /**
@@ -439,7 +503,16 @@ public final class DstoreReader implements GdsModule {
   }
 
   @Override
-  public synchronized void close() {
+  public void close() {
+    reading.lock(); // after a read in progress
+    try {
+      closeHeld();
+    } finally {
+      reading.unlock();
+    }
+  }
+
+  private void closeHeld() {
     if (closed) {
       return;
     }

@@ -6,6 +6,7 @@ import io.pmix.common.Value;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a connector finds the job-level data and the modex data of the processes it asks about:
@@ -49,6 +50,17 @@ public interface GdsModule extends AutoCloseable {
    * @throws io.pmix.common.PmixException as {@link #fetch}
    */
   Optional<List<Info>> fetchRecords(Proc proc);
+
+  /**
+   * The records of each of {@code procs}, as {@link #fetchRecords} gives them, read only if that
+   * needs no waiting (for a thread that must never wait: the progress thread at init); null when
+   * it would have to wait, and then nothing was read. This default never tries.
+   *
+   * @throws io.pmix.common.PmixException if the store cannot be read (a corrupt segment)
+   */
+  default @Nullable List<Optional<List<Info>>> fetchRecordsIfFree(List<Proc> procs) {
+    return null;
+  }
 
   /** Releases what the module holds (mappings, descriptors); idempotent. */
   @Override

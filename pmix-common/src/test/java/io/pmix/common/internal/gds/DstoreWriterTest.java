@@ -90,6 +90,58 @@ class DstoreWriterTest {
   }
 
   /**
+   * What a thread that must not wait reads (the progress thread, a client's job data at init): the
+   * same records an ordinary read gives, each process's in turn, nothing for a process without
+   * data.
+   */
+  @ParameterizedTest
+  @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
+  void aReadThatNeedNotWaitIsMadeAtOnce(GdsKind kind) throws IOException {
+    try (DstoreWriter w = writer(kind, Map.of())) {
+      w.addNamespace("job1", 2);
+      w.store("job1", Proc.RANK_WILDCARD, values("pmix.job.size", Value.of(2)));
+      w.store("job1", 0, values("k.str", Value.of("hello"), "k.i64", Value.of(-5)));
+      try (DstoreReader r =
+          DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        List<Proc> procs = List.of(Proc.wildcard("job1"), new Proc("job1", 0), new Proc("job1", 1));
+        List<Optional<List<Info>>> now = r.fetchRecordsIfFree(procs);
+        assertEquals(
+            List.of(r.fetchRecords(procs.get(0)), r.fetchRecords(procs.get(1)), Optional.empty()),
+            now);
+        assertEquals(2, now.get(1).orElseThrow().size());
+      }
+    }
+  }
+
+  /**
+   * A read that would have to wait for the lock is not made: here another thread of this process
+   * holds the ds21 lock slot, as a reader of a caller's get would; once it is free, the read is.
+   */
+  @Test
+  @Timeout(60)
+  void aReadThatWouldWaitIsNotMade() throws Exception {
+    try (DstoreWriter w = writer(GdsKind.DS21, Map.of())) {
+      w.addNamespace("job1", 2);
+      w.store("job1", Proc.RANK_WILDCARD, values("pmix.job.size", Value.of(2)));
+      try (DstoreReader r =
+          DstoreReader.attach(GdsKind.DS21, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        List<Proc> job = List.of(Proc.wildcard("job1"));
+        java.util.concurrent.ExecutorService other =
+            java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+          try (HeldReaderLock held = HeldReaderLock.take(w.directory(), "job1")) {
+            assertEquals(null, other.submit(() -> r.fetchRecordsIfFree(job)).get());
+          }
+          List<Optional<List<Info>>> now = other.submit(() -> r.fetchRecordsIfFree(job)).get();
+          assertEquals(List.of(r.fetchRecords(job.get(0))), now);
+        } finally {
+          other.shutdownNow();
+        }
+      }
+    }
+  }
+
+  /**
    * A search for a key steps over ds21 records by the byte sum each stores, as libpmix's own
    * search does: keys with the same sum (an anagram, and a key extending another by bytes that sum
    * to 0) are still told apart, each found with its own value, and a non-ASCII key is found by its
