@@ -55,6 +55,13 @@ class DstoreWriterTest {
     return m;
   }
 
+  /** Namespace job1 of 2 processes: its job size, and two keys of rank 0. */
+  private static void jobOfTwo(DstoreWriter w) {
+    w.addNamespace("job1", 2);
+    w.store("job1", Proc.RANK_WILDCARD, values("pmix.job.size", Value.of(2)));
+    w.store("job1", 0, values("k.str", Value.of("hello"), "k.i64", Value.of(-5)));
+  }
+
   private static List<String> files(Path dir) throws IOException {
     try (Stream<Path> s = Files.list(dir)) {
       return s.map(p -> p.getFileName().toString()).sorted().collect(Collectors.toList());
@@ -65,9 +72,7 @@ class DstoreWriterTest {
   @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
   void whatIsWrittenIsReadBackAndReplacementsWin(GdsKind kind) throws IOException {
     try (DstoreWriter w = writer(kind, Map.of())) {
-      w.addNamespace("job1", 2);
-      w.store("job1", Proc.RANK_WILDCARD, values("pmix.job.size", Value.of(2)));
-      w.store("job1", 0, values("k.str", Value.of("hello"), "k.i64", Value.of(-5)));
+      jobOfTwo(w);
       w.store("job1", 1, values("k.str", Value.of("other"), "k.bool", Value.of(true)));
       // Same size: in place; other size: invalidated and appended; a new key: a second run.
       w.store("job1", 0, values("k.str", Value.of("HELLO"), "k.i64", Value.of(123456789012L),
@@ -98,9 +103,7 @@ class DstoreWriterTest {
   @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
   void aReadThatNeedNotWaitIsMadeAtOnce(GdsKind kind) throws IOException {
     try (DstoreWriter w = writer(kind, Map.of())) {
-      w.addNamespace("job1", 2);
-      w.store("job1", Proc.RANK_WILDCARD, values("pmix.job.size", Value.of(2)));
-      w.store("job1", 0, values("k.str", Value.of("hello"), "k.i64", Value.of(-5)));
+      jobOfTwo(w);
       try (DstoreReader r =
           DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
         List<Proc> procs = List.of(Proc.wildcard("job1"), new Proc("job1", 0), new Proc("job1", 1));
