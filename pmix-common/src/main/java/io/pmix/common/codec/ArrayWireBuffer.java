@@ -194,6 +194,12 @@ final class ArrayWireBuffer extends WireBuffer {
     return ByteBuffer.wrap(array, at(index, length), length).slice().asReadOnlyBuffer();
   }
 
+  @Override
+  public void getBytes(int index, ByteBuffer dst) {
+    int n = dst.remaining();
+    dst.put(array, at(index, n), n);
+  }
+
   /** Makes room for {@code n} more bytes and returns where they go in {@link #array}. */
   private int room(int n) {
     checkWritable();

@@ -108,6 +108,16 @@ final class ByteBufWireBuffer extends WireBuffer {
   }
 
   @Override
+  public void getBytes(int index, ByteBuffer dst) {
+    int n = dst.remaining();
+    if (index < 0 || n > buf.writerIndex() - index) {
+      throw new IndexOutOfBoundsException(
+          n + " bytes at " + index + " of a buffer of " + buf.writerIndex() + " bytes");
+    }
+    buf.getBytes(index, dst);
+  }
+
+  @Override
   public void writeByte(int b) {
     buf.writeByte(b);
   }

@@ -144,6 +144,16 @@ public abstract class WireBuffer {
   /** The bytes at {@code index} as a read-only NIO buffer, shared where possible. */
   public abstract ByteBuffer nioBuffer(int index, int length);
 
+  /**
+   * Copies the bytes from {@code index} into {@code dst}, as many as {@code dst} has room for
+   * ({@code dst.remaining()}), advancing its position; this buffer's indices do not move. One
+   * bulk copy, without the views {@link #nioBuffer} makes.
+   *
+   * @throws IndexOutOfBoundsException if fewer than {@code dst.remaining()} bytes lie from {@code
+   *     index} to the end of what was written
+   */
+  public abstract void getBytes(int index, ByteBuffer dst);
+
   /** Appends one byte (the low eight bits). */
   public abstract void writeByte(int b);
 

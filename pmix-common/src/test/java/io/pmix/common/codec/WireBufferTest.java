@@ -148,4 +148,30 @@ class WireBufferTest {
     w.setInt(0, 0x0a0b0c0d);
     assertEquals(0x0a0b0c0d, s.getInt(0));
   }
+
+  @Test
+  void getBytesCopiesWhatWasWrittenIntoADirectBufferAndMovesNoIndex() {
+    ByteBuf netty = Unpooled.buffer(64);
+    for (WireBuffer w : List.of(WireBuffer.allocate(2), WireBuffer.of(netty))) {
+      w.writeInt(0x01020304);
+      w.writeShort(0x0506);
+      assertEquals(1, w.readUnsignedByte());
+      ByteBuffer dst = ByteBuffer.allocateDirect(16);
+      dst.limit(5);
+      w.getBytes(1, dst);
+      assertEquals(5, dst.position());
+      dst.flip();
+      byte[] got = new byte[5];
+      dst.get(got);
+      assertArrayEquals(new byte[] {2, 3, 4, 5, 6}, got);
+      assertEquals(1, w.readerIndex());
+      assertEquals(6, w.writerIndex());
+      // Past what was written fails, even where a Netty buffer has capacity beyond it.
+      ByteBuffer tooMany = ByteBuffer.allocateDirect(16);
+      tooMany.limit(6);
+      assertThrows(IndexOutOfBoundsException.class, () -> w.getBytes(1, tooMany));
+      assertThrows(IndexOutOfBoundsException.class, () -> w.getBytes(-1, ByteBuffer.allocate(1)));
+    }
+    netty.release();
+  }
 }

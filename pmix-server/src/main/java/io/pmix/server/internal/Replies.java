@@ -1,7 +1,5 @@
 package io.pmix.server.internal;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFuture;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireBuffer;
@@ -54,21 +52,19 @@ public final class Replies {
   /**
    * The whole frame of {@code message}: its 16-byte header (pindex 0, as the server writes in every
    * header, docs/commands.md §1.1; the tag; the payload's length; 0) and payload, encoded into an
-   * array and copied into one buffer of the channel's allocator at once. Writing through a ByteBuf
-   * costs ~10 calls per byte (index, reference-count and bounds checks), which a fresh server runs
+   * array from index 0 (its length is the buffer's writer index). Writing through a ByteBuf costs
+   * ~10 calls per byte (index, reference-count and bounds checks), which a fresh server runs
    * interpreted for its first hundreds of messages (docs/architecture.md, "Start-up of pmixrun");
-   * one buffer also leaves as one write, as {@code FrameEncoder}'s header-plus-payload does.
+   * one frame also leaves as one write, as {@code FrameEncoder}'s header-plus-payload does.
    */
-  private static ByteBuf frame(Peer peer, int tag, Message message) {
+  private static WireBuffer frame(Peer peer, int tag, Message message) {
     WireBuffer w = WireBuffer.allocate(256);
     w.writeZero(FrameDecoder.HEADER_LENGTH);
     message.encode(new PmixWriter(w, peer.format()));
     int length = w.writerIndex();
     w.setInt(4, tag);
     w.setInt(8, length - FrameDecoder.HEADER_LENGTH);
-    ByteBuf out = peer.channel().alloc().directBuffer(length);
-    out.writeBytes(w.nioBuffer(0, length));
-    return out;
+    return w;
   }
 
   private static void write(
@@ -76,18 +72,18 @@ public final class Replies {
     if (peer.closed() || !peer.channel().isActive() || (peer.finalized() && !finalizeReply)) {
       return;
     }
-    ByteBuf frame;
+    WireBuffer frame;
     try {
       frame = frame(peer, tag, message.get());
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "could not encode a reply to " + peer, e);
-      ChannelFuture unused =
-          peer.channel().writeAndFlush(frame(peer, tag, new StatusReply(Status.ERR_PACK_FAILURE)));
+      WireBuffer failed = frame(peer, tag, new StatusReply(Status.ERR_PACK_FAILURE));
+      SocketSender.send(peer.channel(), failed, failed.writerIndex());
       return;
     }
     StoreWrites gate = peer.channel().attr(SharedStores.GATE).get();
     if (gate == null) {
-      ChannelFuture unused = peer.channel().writeAndFlush(frame);
+      SocketSender.send(peer.channel(), frame, frame.writerIndex());
     } else {
       // A store reader acts on a reply at once (reads its job data, a fence's data): the store
       // writes submitted before it must have landed. Encoded now, as the state is now.
@@ -115,16 +111,16 @@ public final class Replies {
   /** Sends an encoded frame once the store writes before it have landed. */
   private static final class Flush implements Runnable {
     private final Peer peer;
-    private final ByteBuf frame;
+    private final WireBuffer frame;
 
-    Flush(Peer peer, ByteBuf frame) {
+    Flush(Peer peer, WireBuffer frame) {
       this.peer = peer;
       this.frame = frame;
     }
 
     @Override
     public void run() {
-      ChannelFuture unused = peer.channel().writeAndFlush(frame);
+      SocketSender.send(peer.channel(), frame, frame.writerIndex());
     }
   }
 }
