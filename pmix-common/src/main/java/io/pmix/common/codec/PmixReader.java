@@ -159,6 +159,35 @@ public final class PmixReader {
   }
 
   /**
+   * One pack call holding exactly one BUFFER: a reader over its contents, in the format its buffer
+   * type names, with this reader's limits. The contents are not copied (what {@code
+   * unpackOne(DataType.BUFFER)} and its {@code bytes()} copy three times, a fresh server's commit
+   * decoding at every fence; docs/architecture.md, "Data blobs without copies"): the inner reader
+   * reads this reader's bytes, so it is to be read before they change.
+   *
+   * @throws PmixException as {@link #unpackOne} does for a call of another type or count, {@code
+   *     PMIX_ERR_BAD_PARAM} for an unknown buffer type
+   */
+  public PmixReader unpackBufferReader() {
+    if (readCallHeader(DataType.BUFFER, 1) == 0) {
+      throw new PmixException(
+          Status.ERR_UNPACK_FAILURE, "expected one " + DataType.BUFFER + ", got none");
+    }
+    int bufferType = readByte();
+    long n = readSizeField();
+    if (Long.compareUnsigned(n, limits.maxStringBytes()) > 0) {
+      throw new PmixException(
+          Status.ERR_OUT_OF_RESOURCE,
+          Long.toUnsignedString(n) + " bytes exceed the limit of " + limits.maxStringBytes());
+    }
+    if (in.readableBytes() < n) {
+      throw pastEnd(n + " bytes wanted, " + in.readableBytes() + " left");
+    }
+    WireBuffer contents = in.readSlice((int) n);
+    return new PmixReader(contents, WireFormat.of(BufferType.fromCode(bufferType)), limits);
+  }
+
+  /**
    * The start of a pack call of {@code type}: its count (and, fully described, the tags), checked
    * against {@code maxItems}.
    */

@@ -450,8 +450,9 @@ public final class DstoreWriter implements AutoCloseable {
   }
 
   private byte[] pack(Value v) {
-    // An array, not a ByteBuf: a fresh server runs this interpreted for every stored value.
-    WireBuffer buf = WireBuffer.allocate(64);
+    // An array, not a ByteBuf: a fresh server runs this interpreted for every stored value. Sized
+    // for a blob at once (a fence's 1 KiB contribution would otherwise be copied as it grows).
+    WireBuffer buf = WireBuffer.allocate(v instanceof Value.Bytes b ? b.length() + 32 : 64);
     new PmixWriter(buf, format).packAsValue(v);
     return buf.toByteArray();
   }

@@ -5,11 +5,9 @@ import static java.util.Objects.requireNonNull;
 import io.pmix.common.DataType;
 import io.pmix.common.Scope;
 import io.pmix.common.Value;
-import io.pmix.common.codec.BufferType;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireBuffer;
-import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.wire.Command;
 import java.util.ArrayList;
 import java.util.List;
@@ -89,12 +87,7 @@ public record CommitRequest(List<Section> sections) implements Request {
           List<Section> sections = new ArrayList<>();
           while (r.hasRemaining()) {
             int scope = r.unpackByteEnum(DataType.SCOPE);
-            Value.Buffer blob = (Value.Buffer) r.unpackOne(DataType.BUFFER);
-            PmixReader inner =
-                new PmixReader(
-                    WireBuffer.wrap(blob.bytes()),
-                    WireFormat.of(BufferType.fromCode(blob.bufferType())),
-                    r.limits());
+            PmixReader inner = r.unpackBufferReader(); // the inner buffer read in place
             List<Value.KVal> kvs = new ArrayList<>();
             while (inner.hasRemaining()) {
               kvs.add((Value.KVal) inner.unpackOne(DataType.KVAL));
