@@ -234,6 +234,41 @@ class DstoreWriterTest {
     }
   }
 
+  /**
+   * A server writes one batch to each store it serves; the batch keeps each value's packed form, so
+   * the stores must each read back the values in their own format: ds21 and ds12 of the default
+   * format, and a store of the fully described one given the same writes after them.
+   */
+  @Test
+  void oneBatchWrittenToSeveralStoresIsReadFromEachInItsFormat() throws IOException {
+    WireFormat described = WireFormat.of(io.pmix.common.codec.BufferType.FULLY_DESC);
+    List<DstoreWriter.Write> batch =
+        List.of(
+            new DstoreWriter.Write("job1", 0, values("k.a", Value.of("one"), "k.b", Value.of(2))),
+            new DstoreWriter.Write("job1", 1, values("k.blob", Value.of(new byte[1024]))));
+    record Store(GdsKind kind, WireFormat format, String dir) {}
+    for (Store st :
+        List.of(
+            new Store(GdsKind.DS21, WireFormat.DEFAULT, "a"),
+            new Store(GdsKind.DS12, WireFormat.DEFAULT, "b"),
+            new Store(GdsKind.DS21, described, "c"))) {
+      try (DstoreWriter w =
+          DstoreWriter.create(st.kind(), tmp.resolve(st.dir()), st.format(), T, Map.of())) {
+        w.addNamespace("job1", 2);
+        w.storeAll(batch, (x, e) -> {
+          throw e;
+        });
+        try (DstoreReader r =
+            DstoreReader.attach(st.kind(), w.directory(), "job1", st.format(), T)) {
+          assertEquals(Value.of("one"), found(r.fetch(new Proc("job1", 0), "k.a")), st.toString());
+          assertEquals(Value.of(2), found(r.fetch(new Proc("job1", 0), "k.b")), st.toString());
+          assertEquals(
+              Value.of(new byte[1024]), found(r.fetch(new Proc("job1", 1), "k.blob")), st.toString());
+        }
+      }
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
   void manySmallSegmentsAndManyNamespaces(GdsKind kind) throws IOException {
