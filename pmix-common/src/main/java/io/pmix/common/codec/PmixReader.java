@@ -272,49 +272,75 @@ public final class PmixReader {
     return readItems(t, n);
   }
 
+  /**
+   * The start of a pack call that must hold one item of {@code type}, up to the item: what {@link
+   * #unpackOne} reads before it, with the same failures in the same order. The one-item calls below
+   * read their item directly, not as a {@link Value} in a list: every message is made of them, and
+   * a fresh JVM runs them interpreted (docs/architecture.md, "One-item pack calls").
+   */
+  private void readOneHeader(DataType type) {
+    int n = readCallHeader(type, 1);
+    readRunPrefix(type); // C writes it before an empty run too
+    if (n == 0) {
+      throw new PmixException(Status.ERR_UNPACK_FAILURE, "expected one " + type + ", got none");
+    }
+  }
+
   /** One STRING (null for C's NULL string). */
   public @Nullable String unpackString() {
-    return ((Value.Str) unpackOne(DataType.STRING)).value();
+    readOneHeader(DataType.STRING);
+    return readStr();
   }
 
   /** One INT32. */
   public int unpackInt32() {
-    return (int) ((Value.Int) unpackOne(DataType.INT32)).value();
+    readOneHeader(DataType.INT32);
+    return (int) readSigned(32);
   }
 
   /** One UINT32, as unsigned bits in an int. */
   public int unpackUInt32() {
-    return (int) ((Value.UInt) unpackOne(DataType.UINT32)).value();
+    readOneHeader(DataType.UINT32);
+    return (int) readUnsigned(32);
   }
 
   /** One SIZE, as unsigned bits in a long. */
   public long unpackSize() {
-    return ((Value.UInt) unpackOne(DataType.SIZE)).value();
+    readOneHeader(DataType.SIZE);
+    return readUnsigned(64);
   }
 
   /** One STATUS. */
   public Status unpackStatus() {
-    return ((Value.StatusValue) unpackOne(DataType.STATUS)).status();
+    readOneHeader(DataType.STATUS);
+    return Status.of((int) readSigned(32));
   }
 
   /** One PROC. */
   public Proc unpackProc() {
-    return (Proc) unpackOne(DataType.PROC);
+    readOneHeader(DataType.PROC);
+    return readProc();
   }
 
   /** One PROC_RANK, as unsigned bits in an int. */
   public int unpackRank() {
-    return (int) ((Value.UInt) unpackOne(DataType.PROC_RANK)).value();
+    readOneHeader(DataType.PROC_RANK);
+    return (int) readUnsigned(32);
   }
 
   /** One BOOL. */
   public boolean unpackBool() {
-    return ((Value.Bool) unpackOne(DataType.BOOL)).value();
+    readOneHeader(DataType.BOOL);
+    return readByte() != 0;
   }
 
   /** One unsigned 8-bit enum (COMMAND, SCOPE, DATA_RANGE, PERSIST, ...). */
   public int unpackByteEnum(DataType type) {
-    return (int) ((Value.UInt) unpackOne(type)).value();
+    if (!type.isUnsignedInteger() || type.bits() != 8) {
+      return (int) ((Value.UInt) unpackOne(type)).value(); // which fails, as it always did
+    }
+    readOneHeader(type);
+    return readByte();
   }
 
   /** One pack call of up to {@code maxItems} infos. */

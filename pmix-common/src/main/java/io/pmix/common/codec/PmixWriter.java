@@ -133,52 +133,75 @@ public final class PmixWriter {
     return pack(DataType.VALUE, List.of(item));
   }
 
+  // The one-item calls below write their bytes directly, not through pack(Value): every message
+  // is made of them, and a fresh JVM runs them interpreted, where a Value, a list and the generic
+  // item loop per field cost more than the bytes (docs/architecture.md, "One-item pack calls").
+  // TypedCallsTest holds each to what pack(Value) writes.
+
   /** One pack call of one STRING ({@code null} is the NULL string). */
   @CanIgnoreReturnValue
   public PmixWriter packString(String s) {
-    return pack(Value.of(s));
+    writeCallHeader(DataType.STRING, 1);
+    writeStr(s);
+    return this;
   }
 
   /** One pack call of one INT32. */
   @CanIgnoreReturnValue
   public PmixWriter packInt32(int v) {
-    return pack(Value.of(v));
+    writeCallHeader(DataType.INT32, 1);
+    writeSigned(v, 32);
+    return this;
   }
 
   /** One pack call of one UINT32 (the int is read unsigned). */
   @CanIgnoreReturnValue
   public PmixWriter packUInt32(int v) {
-    return pack(Value.uint32(Integer.toUnsignedLong(v)));
+    writeCallHeader(DataType.UINT32, 1);
+    writeUnsigned(Integer.toUnsignedLong(v), 32);
+    return this;
   }
 
   /** One pack call of one SIZE (the long is read unsigned). */
   @CanIgnoreReturnValue
   public PmixWriter packSize(long v) {
-    return pack(Value.size(v));
+    writeCallHeader(DataType.SIZE, 1);
+    writeSizeField(v); // a run of SIZE: natively its tag first, as writeItems writes it
+    return this;
   }
 
   /** One pack call of one STATUS. */
   @CanIgnoreReturnValue
   public PmixWriter packStatus(Status s) {
-    return pack(Value.status(s));
+    requireNonNull(s, "status");
+    writeCallHeader(DataType.STATUS, 1);
+    writeSigned(s.code(), 32);
+    return this;
   }
 
   /** One pack call of one PROC. */
   @CanIgnoreReturnValue
   public PmixWriter packProc(Proc p) {
-    return pack(p);
+    requireNonNull(p, "proc");
+    writeCallHeader(DataType.PROC, 1);
+    writeProc(p);
+    return this;
   }
 
   /** One pack call of one PROC_RANK. */
   @CanIgnoreReturnValue
   public PmixWriter packRank(int rank) {
-    return pack(Value.rank(rank));
+    writeCallHeader(DataType.PROC_RANK, 1);
+    writeUnsigned(Integer.toUnsignedLong(rank), 32);
+    return this;
   }
 
   /** One pack call of one BOOL. */
   @CanIgnoreReturnValue
   public PmixWriter packBool(boolean b) {
-    return pack(Value.of(b));
+    writeCallHeader(DataType.BOOL, 1);
+    out.writeByte(b ? 1 : 0);
+    return this;
   }
 
   /** One pack call of all these infos (writes nothing but the count when empty). */
@@ -190,7 +213,12 @@ public final class PmixWriter {
   /** One pack call of one unsigned 8-bit enum value such as COMMAND, SCOPE or DATA_RANGE. */
   @CanIgnoreReturnValue
   public PmixWriter packByteEnum(DataType type, int v) {
-    return pack(Value.unsigned(type, v));
+    if (!type.isUnsignedInteger() || type.bits() != 8 || (v & ~0xff) != 0) {
+      return pack(Value.unsigned(type, v)); // which refuses it, as it always did
+    }
+    writeCallHeader(type, 1);
+    out.writeByte(v);
+    return this;
   }
 
   // ---------------------------------------------------------------------------------------------
