@@ -236,40 +236,60 @@ public final class PmixWriter {
    * Data arrays never get here empty: C skips the elements of an empty array altogether.
    */
   private void writeItems(DataType type, List<? extends Value> items) {
+    writeRunPrefix(type);
+    if (type == DataType.POINTER) {
+      return; // a run of pointers is its sentinel byte alone
+    }
+    for (Value v : items) {
+      writeRunItem(type, v);
+    }
+  }
+
+  /** What C writes once before a run of PID, POINTER and, natively, INT/UINT/SIZE. */
+  private void writeRunPrefix(DataType type) {
     switch (type) {
       case PID:
         writeTag(DataType.UINT32.code());
-        for (Value v : items) {
-          writeUnsigned(Integer.toUnsignedLong((int) ((Value.Int) v).value()), 32);
-        }
-        return;
+        break;
       case POINTER:
         out.writeByte(1);
-        return;
+        break;
       case INT:
       case UINT:
         if (format.intEncoding() == IntEncoding.NATIVE) {
           writeTag(DataType.INT32.code());
         }
-        for (Value v : items) {
-          long x = v instanceof Value.Int i ? i.value() : ((Value.UInt) v).value();
-          // UINT travels as the int32 it reinterprets (4294967295 -> -1 -> zigzag 01), like C.
-          long asInt32 = (int) x;
-          writeSigned(asInt32, 32);
-        }
-        return;
+        break;
       case SIZE:
         if (format.intEncoding() == IntEncoding.NATIVE) {
           writeTag(DataType.UINT64.code());
         }
-        for (Value v : items) {
-          writeUnsigned(((Value.UInt) v).value(), 64);
-        }
-        return;
+        break;
       default:
-        for (Value v : items) {
-          writeItem(type, v);
+        break;
+    }
+  }
+
+  /** One item of a run whose prefix {@link #writeRunPrefix} wrote (none for POINTER). */
+  private void writeRunItem(DataType type, Value v) {
+    switch (type) {
+      case PID:
+        writeUnsigned(Integer.toUnsignedLong((int) ((Value.Int) v).value()), 32);
+        break;
+      case INT:
+      case UINT:
+        {
+          long x = v instanceof Value.Int i ? i.value() : ((Value.UInt) v).value();
+          // UINT travels as the int32 it reinterprets (4294967295 -> -1 -> zigzag 01), like C.
+          long asInt32 = (int) x;
+          writeSigned(asInt32, 32);
+          break;
         }
+      case SIZE:
+        writeUnsigned(((Value.UInt) v).value(), 64);
+        break;
+      default:
+        writeItem(type, v);
     }
   }
 
@@ -497,7 +517,11 @@ public final class PmixWriter {
     checkPackable(t);
     writeTag(t.code());
     if (t != DataType.UNDEF) {
-      writeItems(t, List.of(v));
+      // a run of one, without the list
+      writeRunPrefix(t);
+      if (t != DataType.POINTER) {
+        writeRunItem(t, v);
+      }
     }
   }
 
