@@ -200,6 +200,17 @@ final class ArrayWireBuffer extends WireBuffer {
     dst.put(array, at(index, n), n);
   }
 
+  @Override
+  public void getBytes(int index, byte[] dst, int dstOffset, int length) {
+    System.arraycopy(array, at(index, length), dst, dstOffset, length);
+  }
+
+  @Override
+  public boolean contentEquals(int index, byte[] other, int otherOffset, int length) {
+    int from = at(index, length);
+    return Arrays.equals(array, from, from + length, other, otherOffset, otherOffset + length);
+  }
+
   /** Makes room for {@code n} more bytes and returns where they go in {@link #array}. */
   private int room(int n) {
     checkWritable();

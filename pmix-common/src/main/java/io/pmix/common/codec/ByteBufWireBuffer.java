@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.nio.charset.Charset;
+import java.util.Objects;
 
 /** A {@link WireBuffer} that is a view of a Netty {@link ByteBuf} (the server's buffers). */
 final class ByteBufWireBuffer extends WireBuffer {
@@ -115,6 +116,31 @@ final class ByteBufWireBuffer extends WireBuffer {
           n + " bytes at " + index + " of a buffer of " + buf.writerIndex() + " bytes");
     }
     buf.getBytes(index, dst);
+  }
+
+  @Override
+  public void getBytes(int index, byte[] dst, int dstOffset, int length) {
+    checkRange(index, length);
+    buf.getBytes(index, dst, dstOffset, length);
+  }
+
+  @Override
+  public boolean contentEquals(int index, byte[] other, int otherOffset, int length) {
+    checkRange(index, length);
+    Objects.checkFromIndexSize(otherOffset, length, other.length);
+    for (int i = 0; i < length; i++) {
+      if (buf.getByte(index + i) != other[otherOffset + i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private void checkRange(int index, int n) {
+    if (index < 0 || n < 0 || n > buf.writerIndex() - index) {
+      throw new IndexOutOfBoundsException(
+          n + " bytes at " + index + " of a buffer of " + buf.writerIndex() + " bytes");
+    }
   }
 
   @Override

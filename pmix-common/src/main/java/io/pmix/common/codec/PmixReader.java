@@ -159,6 +159,26 @@ public final class PmixReader {
   }
 
   /**
+   * One pack call holding exactly one BYTE_OBJECT: its bytes as a view of this reader's, not
+   * copied (a client reading a GETNB answer's blob, which it compares with the last one and then
+   * decodes: docs/architecture.md, "Data blobs without copies"). The view is to be read before
+   * this reader's bytes change.
+   *
+   * @throws PmixException as {@link #unpackByteObject} does
+   */
+  public WireBuffer unpackByteObjectSlice() {
+    if (readCallHeader(DataType.BYTE_OBJECT, 1) == 0) {
+      throw new PmixException(
+          Status.ERR_UNPACK_FAILURE, "expected one " + DataType.BYTE_OBJECT + ", got none");
+    }
+    int n = readBlobLength();
+    if (in.readableBytes() < n) {
+      throw pastEnd(n + " bytes wanted, " + in.readableBytes() + " left");
+    }
+    return in.readSlice(n);
+  }
+
+  /**
    * One pack call holding exactly one BUFFER: a reader over its contents, in the format its buffer
    * type names, with this reader's limits. The contents are not copied (what {@code
    * unpackOne(DataType.BUFFER)} and its {@code bytes()} copy three times, a fresh server's commit
@@ -839,13 +859,18 @@ public final class PmixReader {
   }
 
   private byte[] readBlob() {
+    return readRaw(readBlobLength());
+  }
+
+  /** A blob's size field, checked against the limit on its length. */
+  private int readBlobLength() {
     long n = readSizeField();
     if (Long.compareUnsigned(n, limits.maxStringBytes()) > 0) {
       throw new PmixException(
           Status.ERR_OUT_OF_RESOURCE,
           Long.toUnsignedString(n) + " bytes exceed the limit of " + limits.maxStringBytes());
     }
-    return readRaw((int) n);
+    return (int) n;
   }
 
   private byte[] readRaw(int n) {

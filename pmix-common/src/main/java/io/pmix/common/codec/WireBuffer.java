@@ -154,6 +154,23 @@ public abstract class WireBuffer {
    */
   public abstract void getBytes(int index, ByteBuffer dst);
 
+  /**
+   * Copies {@code length} bytes from {@code index} into {@code dst} at {@code dstOffset}; this
+   * buffer's indices do not move.
+   *
+   * @throws IndexOutOfBoundsException if fewer than {@code length} bytes lie from {@code index} to
+   *     the end of what was written, or {@code dst} has no room for them there
+   */
+  public abstract void getBytes(int index, byte[] dst, int dstOffset, int length);
+
+  /**
+   * Whether the {@code length} bytes from {@code index} are those of {@code other} from {@code
+   * otherOffset}; indices do not move.
+   *
+   * @throws IndexOutOfBoundsException if either range lies beyond its bytes
+   */
+  public abstract boolean contentEquals(int index, byte[] other, int otherOffset, int length);
+
   /** Appends one byte (the low eight bits). */
   public abstract void writeByte(int b);
 

@@ -49,6 +49,12 @@ class ByteObjectCallsTest {
       assertArrayEquals(blob, read, f.toString());
       assertEquals(7, r.unpackInt32(), "the next call starts where the blob ended, " + f);
       assertEquals(false, r.hasRemaining());
+
+      PmixReader s = new PmixReader(WireBuffer.wrap(wire), f);
+      WireBuffer view = s.unpackByteObjectSlice();
+      assertArrayEquals(blob, view.toByteArray(), f.toString());
+      assertEquals(7, s.unpackInt32(), "the next call starts where the view ended, " + f);
+      assertEquals(false, s.hasRemaining());
     }
   }
 
@@ -79,9 +85,13 @@ class ByteObjectCallsTest {
         PmixException direct =
             assertThrows(PmixException.class, () -> reader(in, f).unpackByteObject());
         assertEquals(viaValue.status(), direct.status(), f + " " + HexFormat.of().formatHex(in));
+        PmixException slice =
+            assertThrows(PmixException.class, () -> reader(in, f).unpackByteObjectSlice());
+        assertEquals(viaValue.status(), slice.status(), f + " " + HexFormat.of().formatHex(in));
       }
       byte[] atLimit = packed(f, new byte[LIMIT]);
       assertEquals(LIMIT, reader(atLimit, f).unpackByteObject().length);
+      assertEquals(LIMIT, reader(atLimit, f).unpackByteObjectSlice().writerIndex());
       if (f.bufferType() == BufferType.FULLY_DESC) {
         byte[] string = callOf(f, DataType.STRING, List.of(Value.of("x")));
         PmixException e = assertThrows(PmixException.class, () -> reader(string, f).unpackByteObject());

@@ -2,7 +2,9 @@ package io.pmix.common.codec;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -171,6 +173,45 @@ class WireBufferTest {
       tooMany.limit(6);
       assertThrows(IndexOutOfBoundsException.class, () -> w.getBytes(1, tooMany));
       assertThrows(IndexOutOfBoundsException.class, () -> w.getBytes(-1, ByteBuffer.allocate(1)));
+    }
+    netty.release();
+  }
+
+  @Test
+  void getBytesIntoAnArrayAndContentEqualsReadWhatWasWrittenAndMoveNoIndex() {
+    ByteBuf netty = Unpooled.buffer(64);
+    byte[] backing = {0, 0, 1, 2, 3, 4, 5, 6, 7, 0};
+    List<WireBuffer> buffers =
+        List.of(
+            WireBuffer.allocate(2),
+            WireBuffer.of(netty),
+            // a view inside a larger array, as a frame's payload is
+            WireBuffer.wrap(backing, 1, 8).readSlice(8));
+    for (WireBuffer w : buffers) {
+      if (w.writerIndex() == 0) {
+        for (int b = 0; b < 8; b++) {
+          w.writeByte(b);
+        }
+      }
+      assertEquals(0, w.readUnsignedByte());
+      byte[] dst = {9, 9, 9, 9, 9};
+      w.getBytes(2, dst, 1, 3);
+      assertArrayEquals(new byte[] {9, 2, 3, 4, 9}, dst);
+      assertEquals(1, w.readerIndex());
+      assertEquals(8, w.writerIndex());
+      assertTrue(w.contentEquals(2, new byte[] {7, 2, 3, 4}, 1, 3));
+      assertTrue(w.contentEquals(0, new byte[0], 0, 0));
+      assertFalse(w.contentEquals(2, new byte[] {2, 3, 5}, 0, 3));
+      assertFalse(w.contentEquals(7, new byte[] {6}, 0, 1));
+      assertEquals(1, w.readerIndex());
+      // Past what was written, or past the other array, fails.
+      assertThrows(IndexOutOfBoundsException.class, () -> w.getBytes(6, new byte[8], 0, 3));
+      assertThrows(IndexOutOfBoundsException.class, () -> w.getBytes(0, new byte[2], 0, 3));
+      assertThrows(IndexOutOfBoundsException.class, () -> w.getBytes(-1, new byte[2], 0, 1));
+      assertThrows(
+          IndexOutOfBoundsException.class, () -> w.contentEquals(6, new byte[8], 0, 3));
+      assertThrows(
+          IndexOutOfBoundsException.class, () -> w.contentEquals(0, new byte[2], 0, 3));
     }
     netty.release();
   }

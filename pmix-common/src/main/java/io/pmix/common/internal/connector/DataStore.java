@@ -127,7 +127,32 @@ public final class DataStore {
    * nothing). A client that gets a fresh key after each fence would otherwise decode every key
    * the rank ever committed at each get (docs/architecture.md, "Direct modex").
    */
-  private final Map<Proc, byte[]> lastBlob = new HashMap<>();
+  private final Map<Proc, Blob> lastBlob = new HashMap<>();
+
+  /**
+   * A rank's last blob: its first {@code length} bytes, in an array with room to grow, so that a
+   * blob that extends it is stored by copying what is new only.
+   */
+  private static final class Blob {
+    byte[] bytes;
+    int length;
+
+    Blob(WireBuffer from, int length) {
+      this.bytes = new byte[length];
+      this.length = length;
+      from.getBytes(0, bytes, 0, length);
+    }
+
+    /** Appends {@code from}'s bytes after {@link #length}, up to {@code end}. */
+    void extendTo(WireBuffer from, int end) {
+      if (end > bytes.length) {
+        long room = Math.max(end, 2L * length);
+        bytes = Arrays.copyOf(bytes, (int) Math.min(Integer.MAX_VALUE - 8, room));
+      }
+      from.getBytes(length, bytes, length, end - length);
+      length = end;
+    }
+  }
 
   /**
    * Answers for gets of this process's namespace (rank WILDCARD, no directives), by key, computed
@@ -435,8 +460,17 @@ public final class DataStore {
    * data of that namespace; rank UNDEF means "the proc you asked about" ({@code target}).
    */
   public void ingestGetBlob(byte[] blob, Proc target) {
-    WireBuffer in = WireBuffer.wrap(blob);
-    PmixReader r = new PmixReader(in, format);
+    ingestGetBlob(WireBuffer.wrap(blob), target);
+  }
+
+  /**
+   * Stores one blob of a GETNB reply from a view of its bytes (its indices from 0 to its writer
+   * index), as {@link #ingestGetBlob(byte[], Proc)} does; the view is read before this returns
+   * and not kept.
+   */
+  public void ingestGetBlob(WireBuffer blob, Proc target) {
+    int total = blob.writerIndex();
+    PmixReader r = new PmixReader(blob, format);
     Proc p = r.unpackProc();
     if (p.rank() == Proc.RANK_WILDCARD) {
       ingestJobData(p.nspace(), r);
@@ -451,12 +485,14 @@ public final class DataStore {
       m = new LinkedHashMap<>();
       peers.put(p, m);
     }
-    byte[] prev = lastBlob.remove(p);
-    if (prev != null
-        && prev.length >= in.readerIndex()
-        && prev.length <= blob.length
-        && Arrays.equals(prev, 0, prev.length, blob, 0, prev.length)) {
-      in.readerIndex(prev.length); // its units are stored already; only the new ones follow
+    Blob prev = lastBlob.remove(p);
+    boolean continues =
+        prev != null
+            && prev.length >= blob.readerIndex()
+            && prev.length <= total
+            && blob.contentEquals(0, prev.bytes, 0, prev.length);
+    if (continues) {
+      blob.readerIndex(prev.length); // its units are stored already; only the new ones follow
     }
     while (r.hasRemaining()) {
       Value.KVal kv = (Value.KVal) r.unpackOne(DataType.KVAL);
@@ -464,7 +500,13 @@ public final class DataStore {
         m.put(kv.key(), kv.value());
       }
     }
-    lastBlob.put(p, blob); // only once every unit of it is stored
+    // Only once every unit of it is stored.
+    if (continues) {
+      prev.extendTo(blob, total);
+      lastBlob.put(p, prev);
+    } else {
+      lastBlob.put(p, new Blob(blob, total));
+    }
   }
 
   // ---------------------------------------------------------------------------------------------

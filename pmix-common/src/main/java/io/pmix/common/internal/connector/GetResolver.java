@@ -8,6 +8,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.internal.gds.GdsModule;
 import io.pmix.common.internal.message.GetNbReply;
 import io.pmix.common.internal.message.GetNbRequest;
@@ -363,14 +364,15 @@ final class GetResolver implements SessionPart {
         new ReplyHandler() {
           @Override
           public void onReply(PmixReader r) {
-            GetNbReply reply = GetNbReply.decode(r);
-            Status s = reply.status();
+            // The blobs as views of the frame: each is stored before this returns.
+            List<WireBuffer> blobs = new ArrayList<>(1);
+            Status s = GetNbReply.decodeInPlace(r, blobs);
             // Nothing logged here, not even asked whether to: the first question to a System.Logger
             // starts the logging backend, 10-30 ms of a fresh JVM, in a first remote get.
-            for (byte[] blob : reply.blobs()) {
+            for (WireBuffer blob : blobs) {
               // A dstore namespace's data found only in the store comes back as an empty blob
               // (libpmix's dstore modules assemble nothing): it is read from the store below.
-              if (blob.length > 0) {
+              if (blob.writerIndex() > 0) {
                 st.ingestGetBlob(blob, g.proc());
               }
             }

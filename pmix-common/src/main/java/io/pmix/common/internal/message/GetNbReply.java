@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -54,6 +55,30 @@ public record GetNbReply(Status status, List<byte[]> blobs) implements Message {
         }
       }
       return new GetNbReply(s, blobs);
+    } catch (RuntimeException e) {
+      throw Units.malformed("GETNB reply", e);
+    }
+  }
+
+  /**
+   * Reads what {@link #decode} reads, with the same failures, but adds the blobs to {@code blobs}
+   * as views of the reader's bytes instead of copies: a client compares each with the last blob of
+   * the same rank and decodes only what is new, so a copy of the whole blob, a fresh array every
+   * answer, was most of its work on an answer after the decoding (docs/architecture.md, "Data
+   * blobs without copies"). The views are to be read before the reader's bytes change.
+   *
+   * @return the status
+   * @throws io.pmix.common.PmixException as {@link #decode} does
+   */
+  public static Status decodeInPlace(PmixReader r, List<WireBuffer> blobs) {
+    Status s = Units.readStatus(r);
+    try {
+      if (s.isSuccess()) {
+        while (r.hasRemaining()) {
+          blobs.add(r.unpackByteObjectSlice());
+        }
+      }
+      return s;
     } catch (RuntimeException e) {
       throw Units.malformed("GETNB reply", e);
     }

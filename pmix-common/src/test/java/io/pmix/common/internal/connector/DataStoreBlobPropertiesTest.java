@@ -8,9 +8,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
+import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.message.GetNbReply;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -79,9 +83,30 @@ class DataStoreBlobPropertiesTest {
     return step.list().ofMinSize(1).ofMaxSize(12);
   }
 
+  /**
+   * Feeds {@code blob} to {@code store} as a client gets it: one blob of a GETNB answer, read in
+   * place from a frame that holds other bytes before and after it ({@link
+   * GetNbReply#decodeInPlace}), the frame overwritten once the store has it.
+   */
+  private static void ingestFromReply(DataStore store, byte[] blob, Proc target) {
+    WireBuffer frame = WireBuffer.allocate();
+    frame.writeBytes(new byte[] {9, 9, 9}, 0, 3); // what the frame held before the payload
+    new GetNbReply(Status.SUCCESS, List.of(blob)).encode(new PmixWriter(frame, WireFormat.DEFAULT));
+    frame.writeBytes(new byte[] {8, 8}, 0, 2); // a next frame's first bytes
+    byte[] array = frame.toByteArray();
+    PmixReader r =
+        new PmixReader(WireBuffer.wrap(array, 3, array.length - 5), WireFormat.DEFAULT);
+    List<WireBuffer> views = new ArrayList<>();
+    assertEquals(Status.SUCCESS, GetNbReply.decodeInPlace(r, views));
+    assertEquals(1, views.size());
+    store.ingestGetBlob(views.get(0), target);
+    Arrays.fill(array, (byte) 0x55); // the connection reuses its buffer: nothing may point into it
+  }
+
   @Property(tries = 300)
   void storedValuesAreThoseOfEveryUnitInOrder(@ForAll("steps") List<Step> steps) {
     DataStore store = store();
+    DataStore inPlace = store();
     Map<String, Integer> model = new HashMap<>();
     List<Unit> previous = new ArrayList<>();
     for (Step s : steps) {
@@ -95,16 +120,19 @@ class DataStoreBlobPropertiesTest {
       }
       units.addAll(s.more());
       store.ingestGetBlob(blob(units), PEER);
+      ingestFromReply(inPlace, blob(units), PEER);
       for (Unit u : units) {
         model.put(u.key(), u.value());
       }
       previous = units;
       for (Map.Entry<String, Integer> e : model.entrySet()) {
-        DataStore.Lookup l = store.lookup(PEER, e.getKey(), List.of());
-        assertEquals(
-            Value.of(e.getValue()),
-            assertInstanceOf(DataStore.Lookup.Found.class, l, e.getKey()).value(),
-            e.getKey());
+        for (DataStore st : List.of(store, inPlace)) {
+          DataStore.Lookup l = st.lookup(PEER, e.getKey(), List.of());
+          assertEquals(
+              Value.of(e.getValue()),
+              assertInstanceOf(DataStore.Lookup.Found.class, l, e.getKey()).value(),
+              e.getKey());
+        }
       }
     }
   }
