@@ -199,11 +199,16 @@ public final class Collectives {
       trackers.add(t);
     }
     t.arrive(peer, tag, collect, info);
+    check(t);
+    // The timer after the check, for a collective still pending only: the last arrival (every
+    // fence of a one-process job) would schedule one only for its completion to cancel it.
     boolean stopsAtHost = type != Command.CONNECTNB && type != Command.GROUP_CONSTRUCT;
-    if (timeout > 0 && !t.hasTimer() && !(stopsAtHost && t.hostCalled())) {
+    if (timeout > 0
+        && trackers.contains(t)
+        && !t.hasTimer()
+        && !(stopsAtHost && t.hostCalled())) {
       t.timer(loop.schedule(new Timeout(t, stopsAtHost), timeout, TimeUnit.SECONDS));
     }
-    check(t);
   }
 
   /**
