@@ -1,5 +1,6 @@
 package io.pmix.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -26,6 +27,7 @@ import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.testing.ScriptedServer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -94,6 +96,25 @@ class ClientScriptedServerTest {
     // The first client's slot is 0: every frame carries it; FINALIZE is the last.
     assertTrue(server.frames.stream().allMatch(f -> f.pindex() == 0), server.frames::toString);
     assertEquals(Command.FINALIZE.code(), server.commands().get(server.commands().size() - 1));
+  }
+
+  /**
+   * Replies of every size arrive whole: the connection reads in chunks that start small and grow,
+   * so a reply of several hundred KiB is read over many reads, and small ones follow it.
+   */
+  @Test
+  void repliesLargerThanEveryReadChunkArriveWhole() {
+    var unused = ClientHolder.init(server.clientEnvironment(1), List.of());
+    Random random = new Random(42);
+    for (int size : new int[] {10, 8 * 1024 - 40, 8 * 1024, 70_000, 300_000, 20}) {
+      byte[] value = new byte[size];
+      random.nextBytes(value);
+      String key = "big." + size;
+      PMIx.publish(Info.of(key, Value.of(value)));
+      assertArrayEquals(value, PMIx.lookup(List.of(key)).get(0).value().asBytes(), key);
+    }
+    PMIx.fence();
+    PMIx.finalize();
   }
 
   /**

@@ -56,8 +56,19 @@ final class Connection implements SessionPart {
   /** How long a TCP connect may take before the attempt counts as failed. */
   private static final long CONNECT_TIMEOUT_MILLIS = 10_000;
 
-  /** Bytes read from the socket per read call. */
+  /**
+   * Bytes read from the socket per read call, at most; a connection starts with {@link
+   * #FIRST_READ_CHUNK} and doubles its chunk whenever a read fills it.
+   */
   private static final int READ_CHUNK = 64 * 1024;
+
+  /**
+   * A connection's first read chunk, and its undecoded bytes' first capacity. Not {@link
+   * #READ_CHUNK}: two 64 KiB arrays made at every connect were zeroed, in a young heap first
+   * touched, at every init (~0.5 ms of a re-init's progress thread, issue 15), while most replies
+   * are tens of bytes and a small job's data a few KiB.
+   */
+  private static final int FIRST_READ_CHUNK = 8 * 1024;
 
   /** Where the connection hands what is not a reply; all on the progress thread. */
   interface Listener {
@@ -325,8 +336,8 @@ final class Connection implements SessionPart {
     private boolean handshakeDone;
     private boolean closed;
     /** Bytes read and not yet decoded. */
-    private final WireBuffer in = WireBuffer.allocate(READ_CHUNK);
-    private final byte[] chunk = new byte[READ_CHUNK];
+    private final WireBuffer in = WireBuffer.allocate(FIRST_READ_CHUNK);
+    private byte[] chunk = new byte[FIRST_READ_CHUNK];
     /** Bytes the socket has not taken yet, in order: whole frames, the first maybe in part. */
     private final ArrayDeque<byte[]> pending = new ArrayDeque<>();
     /** How much of the first pending frame the socket took. */
@@ -486,7 +497,8 @@ final class Connection implements SessionPart {
 
     private void read() throws IOException {
       while (!closed) {
-        int n = socket.read(chunk, 0, READ_CHUNK);
+        int size = chunk.length;
+        int n = socket.read(chunk, 0, size);
         if (n < 0) {
           close();
           return;
@@ -496,8 +508,11 @@ final class Connection implements SessionPart {
         }
         in.writeBytes(chunk, 0, n);
         decode();
-        if (n < READ_CHUNK) {
+        if (n < size) {
           return;
+        }
+        if (size < READ_CHUNK) {
+          chunk = new byte[Math.min(READ_CHUNK, 2 * size)]; // more came than fitted: read more
         }
       }
     }
