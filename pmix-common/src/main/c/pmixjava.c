@@ -310,6 +310,16 @@ JNIEXPORT jint JNICALL Java_io_pmix_common_internal_gds_NativeMaps_unmap0(JNIEnv
     return 0 == munmap(a, (size_t) n) ? 0 : errno;
 }
 
+/* The effective uid and gid (LocalProcess.effectiveIds0): what a connector's credential and
+ * identity carry, asked at every init. */
+JNIEXPORT jlong JNICALL Java_io_pmix_common_internal_connector_LocalProcess_effectiveIds0(JNIEnv *env,
+                                                                                        jclass cls)
+{
+    (void) env;
+    (void) cls;
+    return (jlong) (((uint64_t) (uint32_t) geteuid() << 32) | (uint64_t) (uint32_t) getegid());
+}
+
 /*
  * NativePoller: the connector's one TCP socket and its progress thread's wait, on plain file
  * descriptors. Every descriptor is non-blocking and close-on-exec. Return values: >= 0 as each

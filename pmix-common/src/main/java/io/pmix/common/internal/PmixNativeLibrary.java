@@ -56,6 +56,11 @@ public final class PmixNativeLibrary {
     return loaded;
   }
 
+  /** Whether the library is loaded already; never loads it. */
+  public static synchronized boolean loaded() {
+    return loaded;
+  }
+
   /** Why {@link #load} answered false, or null when it did not (or was not called yet). */
   public static synchronized @Nullable String failure() {
     return loaded ? null : failure;

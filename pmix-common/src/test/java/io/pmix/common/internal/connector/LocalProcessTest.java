@@ -2,8 +2,10 @@ package io.pmix.common.internal.connector;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.security.auth.module.UnixSystem;
+import io.pmix.common.internal.PmixNativeLibrary;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
@@ -12,6 +14,20 @@ import org.junit.jupiter.api.Test;
  * JDK's own (slower to start) APIs say.
  */
 class LocalProcessTest {
+  /**
+   * Once pmix-java's native library is loaded the ids come from geteuid/getegid, before from
+   * /proc/self/status: both give the same (the test JVM is no setuid program, so also the JDK's).
+   */
+  @Test
+  void theNativeIdsAreThoseOfProc() {
+    assertTrue(PmixNativeLibrary.load(), PmixNativeLibrary::failure);
+    assertTrue(PmixNativeLibrary.loaded());
+    int[] fromProc = LocalProcess.effectiveIdsFromProc();
+    assertArrayEquals(fromProc, LocalProcess.effectiveIds());
+    UnixSystem u = new UnixSystem();
+    assertArrayEquals(new int[] {(int) u.getUid(), (int) u.getGid()}, fromProc);
+  }
+
   @Test
   void thePidAndExecutableAreWhatProcessHandleSays() {
     assertEquals(ProcessHandle.current().pid(), LocalProcess.pid());
