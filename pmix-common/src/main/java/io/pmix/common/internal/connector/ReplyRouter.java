@@ -87,6 +87,11 @@ final class ReplyRouter implements SessionPart {
     return true;
   }
 
+  /** Whether any request waits for its reply. */
+  boolean hasPending() {
+    return !pending.isEmpty();
+  }
+
   /** Fails every request waiting for a reply and frees its tag. */
   void failAll(PmixException e) {
     List<ReplyHandler> hs = new ArrayList<>(pending.values());
