@@ -310,6 +310,37 @@ JNIEXPORT jint JNICALL Java_io_pmix_common_internal_gds_NativeMaps_unmap0(JNIEnv
     return 0 == munmap(a, (size_t) n) ? 0 : errno;
 }
 
+/*
+ * Whether a[aOff..aOff+len) and b[bOff..bOff+len) hold the same bytes (NativeBytes.equal0): a
+ * memcmp with both arrays pinned for that call only. The ranges are checked in Java; -1 when an
+ * array cannot be pinned (the caller then compares in Java).
+ */
+JNIEXPORT jint JNICALL Java_io_pmix_common_internal_NativeBytes_equal0(JNIEnv *env, jclass cls,
+                                                                       jbyteArray a, jint aOff,
+                                                                       jbyteArray b, jint bOff,
+                                                                       jint len)
+{
+    jbyte *pa;
+    jbyte *pb;
+    int same;
+    (void) cls;
+    pa = (*env)->GetPrimitiveArrayCritical(env, a, NULL);
+    if (NULL == pa) {
+        (*env)->ExceptionClear(env);
+        return -1;
+    }
+    pb = (*env)->GetPrimitiveArrayCritical(env, b, NULL);
+    if (NULL == pb) {
+        (*env)->ReleasePrimitiveArrayCritical(env, a, pa, JNI_ABORT);
+        (*env)->ExceptionClear(env);
+        return -1;
+    }
+    same = 0 == memcmp(pa + aOff, pb + bOff, (size_t) len);
+    (*env)->ReleasePrimitiveArrayCritical(env, b, pb, JNI_ABORT);
+    (*env)->ReleasePrimitiveArrayCritical(env, a, pa, JNI_ABORT);
+    return same ? 1 : 0;
+}
+
 /* The effective uid and gid (LocalProcess.effectiveIds0): what a connector's credential and
  * identity carry, asked at every init. */
 JNIEXPORT jlong JNICALL Java_io_pmix_common_internal_connector_LocalProcess_effectiveIds0(JNIEnv *env,
