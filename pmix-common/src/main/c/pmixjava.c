@@ -6,8 +6,9 @@
  * client under a ds21 server (mpirun, srun, prterun, pmixrun) pays it at every PMIx_Init.
  * JNA stays as the fallback where this library cannot be loaded (docs/architecture.md).
  *
- * Four groups of calls: the pthread locks of the gds stores (JniPthreads), mapping and unmapping
- * their segment files (NativeMaps), one netlink sock_diag exchange (SockDiagCall: the server
+ * The calls: the pthread locks of the gds stores (JniPthreads), mapping and unmapping
+ * their segment files, naming a segment file and claiming a lock slot in one (NativeMaps), a
+ * memcmp (NativeBytes), the effective ids (LocalProcess), one netlink sock_diag exchange (SockDiagCall: the server
  * asks the kernel who owns a connecting socket), and the connector's socket and poll(2) loop
  * (NativePoller: a fresh JVM's first Selector and SocketChannel cost a first init 20-30 ms).
  *
@@ -33,6 +34,8 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -295,6 +298,71 @@ JNIEXPORT jobject JNICALL Java_io_pmix_common_internal_gds_NativeMaps_map0(JNIEn
     close(fd);
     (*env)->SetIntArrayRegion(env, err, 0, 1, &e);
     return buf;
+}
+
+/*
+ * NativeMaps.fileId0: the device and inode numbers of the file at path (NUL-terminated bytes),
+ * following symbolic links, into id[0] and id[1]; 0 or errno. Through the statx system call,
+ * not a libc wrapper: stat and fstat are GLIBC_2.33 symbols (inline wrappers before), statx's
+ * wrapper is 2.28. A kernel before 4.11 answers ENOSYS; the caller then asks the JDK.
+ */
+JNIEXPORT jint JNICALL Java_io_pmix_common_internal_gds_NativeMaps_fileId0(JNIEnv *env, jclass cls,
+                                                                          jbyteArray path,
+                                                                          jlongArray id)
+{
+#if defined(SYS_statx) && defined(STATX_INO)
+    jsize n = (*env)->GetArrayLength(env, path);
+    char *p = malloc((size_t) n + 1);
+    struct statx sx;
+    jlong out[2];
+    long rc;
+    (void) cls;
+    if (NULL == p) {
+        return ENOMEM;
+    }
+    (*env)->GetByteArrayRegion(env, path, 0, n, (jbyte *) p);
+    p[n] = '\0';
+    memset(&sx, 0, sizeof(sx));
+    rc = syscall(SYS_statx, AT_FDCWD, p, 0, STATX_INO, &sx);
+    free(p);
+    if (rc != 0) {
+        return errno;
+    }
+    if (0 == (sx.stx_mask & STATX_INO)) {
+        return ENOSYS;
+    }
+    out[0] = (jlong) (((uint64_t) sx.stx_dev_major << 32) | (uint64_t) sx.stx_dev_minor);
+    out[1] = (jlong) sx.stx_ino;
+    (*env)->SetLongArrayRegion(env, id, 0, 2, out);
+    return 0;
+#else
+    (void) env;
+    (void) cls;
+    (void) path;
+    (void) id;
+    return ENOSYS;
+#endif
+}
+
+/*
+ * NativeMaps.compareAndSetInt0: an atomic compare-and-swap of the aligned int at offset off of a
+ * direct buffer (a mapped segment other processes update the same way); 1 if it held expect and
+ * now holds update, 0 if it held another value, -1 for a buffer without an address. The offset
+ * is checked in Java.
+ */
+JNIEXPORT jint JNICALL Java_io_pmix_common_internal_gds_NativeMaps_compareAndSetInt0(
+    JNIEnv *env, jclass cls, jobject buf, jint off, jint expect, jint update)
+{
+    char *a = (*env)->GetDirectBufferAddress(env, buf);
+    int32_t e = (int32_t) expect;
+    (void) cls;
+    if (NULL == a) {
+        return -1;
+    }
+    return __atomic_compare_exchange_n((int32_t *) (a + off), &e, (int32_t) update, 0,
+                                       __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
+               ? 1
+               : 0;
 }
 
 /* NativeMaps.unmap0: unmaps a buffer map0 made; 0 or errno. */

@@ -87,6 +87,13 @@ class ClientStartupIT {
           lines, " sun.nio.ch.SocketChannelImpl ", log + ": NIO's socket channel loaded");
       assertNoneLoaded(
           lines, " sun.nio.ch.FileChannelImpl ", log + ": the JDK's file channels loaded");
+      // Nor, for the ds21 lock slot's claim, a VarHandle over a byte buffer: the claim goes
+      // through that library as well (the view's classes and set-up cost a first init ~0.9 ms,
+      // docs/architecture.md).
+      assertNoneLoaded(
+          lines,
+          " java.lang.invoke.VarHandleByteArrayAsInts ",
+          log + ": a byte-buffer VarHandle loaded for a slot");
       // Nor ProcessHandle (9-12 ms at its first use): the pid and executable come from /proc.
       assertNoneLoaded(
           lines, " java.lang.ProcessHandleImpl ", log + ": ProcessHandle's support loaded");

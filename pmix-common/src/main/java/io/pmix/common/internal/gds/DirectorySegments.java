@@ -76,9 +76,21 @@ final class DirectorySegments implements SegmentSource {
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The path and the file's device and inode numbers: those name the file, and the path keeps a
+   * new segment that got a deleted one's inode under another name from passing as the one a slot
+   * was claimed in. Through {@code libpmixjava} when it is loaded (one {@code statx}), else the
+   * JDK's attributes and real path; a process uses one way for a given name throughout.
+   */
   @Override
   public String identity(String fileName) {
     Path p = path(fileName);
+    long[] id = NativeMaps.available() ? NativeMaps.fileId(p) : null;
+    if (id != null) {
+      return p + "#" + Long.toHexString(id[0]) + ":" + Long.toUnsignedString(id[1]);
+    }
     try {
       Object key = Files.readAttributes(p, BasicFileAttributes.class).fileKey();
       return p.toRealPath() + "#" + key;

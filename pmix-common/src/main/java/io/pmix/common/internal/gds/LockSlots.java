@@ -3,6 +3,7 @@ package io.pmix.common.internal.gds;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.Map;
@@ -20,9 +21,6 @@ import org.jspecify.annotations.Nullable;
  * one small entry per lock segment ever attached. Thread-safe.
  */
 final class LockSlots {
-  private static final VarHandle INTS =
-      MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
-
   /** Offset of the in-use array in a ds21 lock segment. */
   static final int IN_USE_OFFSET = 32;
 
@@ -56,13 +54,37 @@ final class LockSlots {
     for (int i = 0; i < numLocks; i++) {
       seg.check(inUse(i), 4);
       // The C clients claim with an atomic compare-and-swap of the same int.
-      if (INTS.compareAndSet(seg.buffer(), inUse(i), 0, 1)) {
+      if (compareAndSet(seg.buffer(), inUse(i), 0, 1)) {
         Slot s = new Slot(i);
         HELD.put(identity, s);
         return s;
       }
     }
     return null;
+  }
+
+  /**
+   * The compare-and-swap, through {@code libpmixjava} when it is loaded: a {@code VarHandle} on a
+   * byte buffer costs a fresh JVM four classes of java.lang.invoke and their set-up, ~0.8 ms of
+   * its first init under a ds21 server (docs/architecture.md, "The ds21 lock slot through the
+   * native library").
+   */
+  private static boolean compareAndSet(ByteBuffer b, int offset, int expect, int update) {
+    if (b.isDirect() && NativeMaps.available()) {
+      Boolean done = NativeMaps.compareAndSetInt(b, offset, expect, update);
+      if (done != null) {
+        return done;
+      }
+    }
+    return Ints.VIEW.compareAndSet(b, offset, expect, update);
+  }
+
+  /** The JDK's view, made only where the native call is not there. */
+  private static final class Ints {
+    static final VarHandle VIEW =
+        MethodHandles.byteBufferViewVarHandle(int[].class, ByteOrder.nativeOrder());
+
+    private Ints() {}
   }
 
   private static int inUse(int i) {

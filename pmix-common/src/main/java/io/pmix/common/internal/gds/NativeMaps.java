@@ -43,10 +43,8 @@ final class NativeMaps {
    */
   static @Nullable ByteBuffer map(Path p, boolean writable) throws IOException {
     String name = p.toString();
-    for (int i = 0; i < name.length(); i++) {
-      if (name.charAt(i) >= 0x80 || name.charAt(i) == 0) {
-        return null;
-      }
+    if (!ascii(name)) {
+      return null;
     }
     int[] err = new int[1];
     ByteBuffer b = map0(name.getBytes(StandardCharsets.US_ASCII), writable, err);
@@ -70,7 +68,47 @@ final class NativeMaps {
     return unmap0(mapped) == 0;
   }
 
+  /**
+   * The device and inode numbers of the file {@code p} (symbolic links followed), as {@code
+   * {dev, ino}}; null when they cannot be had this way (a name that is not ASCII, a kernel without
+   * {@code statx}, or no such file: the caller then asks the JDK, which says why). One system
+   * call, where the JDK's attributes and real path took a fresh JVM ~0.25 ms and a later init
+   * ~0.06 ms (docs/architecture.md, "The ds21 lock slot through the native library").
+   */
+  static long @Nullable [] fileId(Path p) {
+    String name = p.toString();
+    if (!ascii(name)) {
+      return null;
+    }
+    long[] id = new long[2];
+    return fileId0(name.getBytes(StandardCharsets.US_ASCII), id) == 0 ? id : null;
+  }
+
+  /**
+   * Atomically sets the aligned native-order int at {@code offset} of the direct buffer {@code b}
+   * to {@code update} if it holds {@code expect}, as libpmix's clients claim a lock slot; the
+   * offset must have been checked against the buffer. Returns null when the buffer has no address
+   * (the caller then uses a {@code VarHandle}).
+   */
+  static @Nullable Boolean compareAndSetInt(ByteBuffer b, int offset, int expect, int update) {
+    int r = compareAndSetInt0(b, offset, expect, update);
+    return r < 0 ? null : r == 1;
+  }
+
+  private static boolean ascii(String name) {
+    for (int i = 0; i < name.length(); i++) {
+      if (name.charAt(i) >= 0x80 || name.charAt(i) == 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static native @Nullable ByteBuffer map0(byte[] path, boolean writable, int[] err);
+
+  private static native int fileId0(byte[] path, long[] id);
+
+  private static native int compareAndSetInt0(ByteBuffer b, int offset, int expect, int update);
 
   private static native int unmap0(ByteBuffer mapped);
 }

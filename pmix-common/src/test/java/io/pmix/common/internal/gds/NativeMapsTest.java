@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.pmix.common.PmixException;
 import io.pmix.common.testing.ProcessResources;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
@@ -87,6 +88,87 @@ class NativeMapsTest {
     // And the store's own opening of it goes on through the JDK.
     try (Segment s = new DirectorySegments(dir).open("empty", false)) {
       assertEquals(0, s.size());
+    }
+  }
+
+  @Test
+  void aFileIdIsTheKernelsDeviceAndInodeAndFollowsLinks() throws Exception {
+    Path p = Files.write(dir.resolve("lockseg"), new byte[64]);
+    long[] id = NativeMaps.fileId(p);
+    assertNotNull(id);
+    long dev = ((Number) Files.getAttribute(p, "unix:dev")).longValue();
+    long ino = ((Number) Files.getAttribute(p, "unix:ino")).longValue();
+    // The JDK's dev is the kernel's encoding of major and minor; compare the inode exactly and
+    // the device through what both sides agree on: equal for equal files, different otherwise.
+    assertEquals(ino, id[1]);
+    Path other = Files.write(dir.resolve("other"), new byte[64]);
+    long[] otherId = NativeMaps.fileId(other);
+    assertNotNull(otherId);
+    assertEquals(id[0], otherId[0], "one directory, one device");
+    assertEquals(dev, ((Number) Files.getAttribute(other, "unix:dev")).longValue());
+    assertTrue(id[1] != otherId[1], "two files, two inodes");
+    Path link = Files.createSymbolicLink(dir.resolve("link"), p);
+    Path hard = Files.createLink(dir.resolve("hard"), p);
+    assertArrayEquals(id, NativeMaps.fileId(link), "a symbolic link names its target");
+    assertArrayEquals(id, NativeMaps.fileId(hard), "a hard link is the same file");
+    assertNull(NativeMaps.fileId(dir.resolve("missing")));
+    assertNull(NativeMaps.fileId(dir.resolve("caf\u00e9")), "left to the JDK");
+  }
+
+  @Test
+  void aSlotsIdentityIsTheSameForTheSameFileAndDiffersForAnother() throws Exception {
+    Files.write(dir.resolve("smlockseg-a"), new byte[64]);
+    Files.write(dir.resolve("smlockseg-b"), new byte[64]);
+    DirectorySegments src = new DirectorySegments(dir);
+    assertEquals(src.identity("smlockseg-a"), src.identity("smlockseg-a"));
+    assertTrue(!src.identity("smlockseg-a").equals(src.identity("smlockseg-b")));
+    assertThrows(PmixException.class, () -> src.identity("smlockseg-missing"));
+  }
+
+  @Test
+  void compareAndSetOfAMappedIntIsAtomicAcrossThreadsAndSeenInTheFile() throws Exception {
+    Path p = Files.write(dir.resolve("slots"), new byte[4096]);
+    Segment s = Segment.mapFile("slots", p, true);
+    assertNotNull(s);
+    try {
+      ByteBuffer b = s.buffer();
+      assertEquals(Boolean.TRUE, NativeMaps.compareAndSetInt(b, 36, 0, 1));
+      assertEquals(Boolean.FALSE, NativeMaps.compareAndSetInt(b, 36, 0, 1), "already claimed");
+      assertEquals(1, s.i32(36));
+      assertEquals(0, s.i32(32), "its neighbours untouched");
+      assertEquals(0, s.i32(40));
+      // Two threads race for each of 500 ints: exactly one claim of each succeeds.
+      int n = 500;
+      int[] wins = new int[2];
+      Thread[] ts = new Thread[2];
+      for (int t = 0; t < 2; t++) {
+        int me = t;
+        ts[t] =
+            new Thread(
+                () -> {
+                  for (int i = 0; i < n; i++) {
+                    if (Boolean.TRUE.equals(NativeMaps.compareAndSetInt(b, 64 + 4 * i, 0, me + 1))) {
+                      wins[me]++;
+                    }
+                  }
+                });
+      }
+      for (Thread t : ts) {
+        t.start();
+      }
+      for (Thread t : ts) {
+        t.join();
+      }
+      assertEquals(n, wins[0] + wins[1]);
+      ByteBuffer file = ByteBuffer.wrap(Files.readAllBytes(p)).order(ByteOrder.nativeOrder());
+      for (int i = 0; i < n; i++) {
+        int v = file.getInt(64 + 4 * i);
+        assertTrue(v == 1 || v == 2, "int " + i + " holds " + v);
+      }
+      assertNull(
+          NativeMaps.compareAndSetInt(ByteBuffer.allocate(64), 0, 0, 1), "a heap buffer has no address");
+    } finally {
+      s.close();
     }
   }
 }
