@@ -123,6 +123,11 @@ class NativeMapsTest {
     assertEquals(src.identity("smlockseg-a"), src.identity("smlockseg-a"));
     assertTrue(!src.identity("smlockseg-a").equals(src.identity("smlockseg-b")));
     assertThrows(PmixException.class, () -> src.identity("smlockseg-missing"));
+    // A name the native call does not take goes through the JDK, the same way every time.
+    Files.write(dir.resolve("smlockseg-caf\u00e9"), new byte[64]);
+    String viaJdk = src.identity("smlockseg-caf\u00e9");
+    assertEquals(viaJdk, src.identity("smlockseg-caf\u00e9"));
+    assertTrue(!viaJdk.equals(src.identity("smlockseg-a")));
   }
 
   @Test
