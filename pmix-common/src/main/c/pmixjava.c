@@ -6,11 +6,12 @@
  * client under a ds21 server (mpirun, srun, prterun, pmixrun) pays it at every PMIx_Init.
  * JNA stays as the fallback where this library cannot be loaded (docs/architecture.md).
  *
- * The calls: the pthread locks of the gds stores (JniPthreads), mapping and unmapping
- * their segment files, naming a segment file and claiming a lock slot in one (NativeMaps), a
- * memcmp (NativeBytes), the effective ids (LocalProcess), one netlink sock_diag exchange (SockDiagCall: the server
- * asks the kernel who owns a connecting socket), and the connector's socket and poll(2) loop
- * (NativePoller: a fresh JVM's first Selector and SocketChannel cost a first init 20-30 ms).
+ * The calls: the pthread locks of the gds stores (JniPthreads); mapping and unmapping their
+ * segment files, naming a segment file and claiming a lock slot in one (NativeMaps); a memcmp
+ * (NativeBytes); the effective ids (LocalProcess); one netlink sock_diag exchange (SockDiagCall:
+ * the server asks the kernel who owns a connecting socket); and the connector's socket and
+ * poll(2) loop (NativePoller: a fresh JVM's first Selector and SocketChannel cost a first init
+ * 20-30 ms).
  *
  * Every lock lives in a mapped lock segment shared with libpmix: Java hands us its address
  * (taken once from the direct buffer). Only timed forms take a lock, so a lock a dead process

@@ -82,7 +82,9 @@ final class DirectorySegments implements SegmentSource {
    * <p>The path and the file's device and inode numbers: those name the file, and the path keeps a
    * new segment that got a deleted one's inode under another name from passing as the one a slot
    * was claimed in. Through {@code libpmixjava} when it is loaded (one {@code statx}), else the
-   * JDK's attributes and real path; a process uses one way for a given name throughout.
+   * JDK's attributes and real path (so does a name that is not ASCII, every time). Should the
+   * two ways ever name one segment differently, the process claims a second slot in it: one slot
+   * lost, nothing shared.
    */
   @Override
   public String identity(String fileName) {
