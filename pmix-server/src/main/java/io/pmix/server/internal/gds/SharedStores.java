@@ -89,8 +89,13 @@ public final class SharedStores implements AutoCloseable {
    * every write for it goes to. Changed on the writer thread; read anywhere ({@link #views}).
    */
   private final Map<String, List<DstoreWriter>> homes = new ConcurrentHashMap<>();
-  /** What setupFork exports for the processes of each namespace the stores know. */
-  private final Map<String, Map<String, String>> nsEnvironment = new ConcurrentHashMap<>();
+  /**
+   * What setupFork exports for the processes of each namespace the stores know. Replaced whole on
+   * the writer thread (copy on write), so that a retired store leaves every namespace's export at
+   * once: a caller that sees one namespace told of it no more sees none told of it still
+   * ({@code DstoreServerIT} caught the entry-by-entry update in between).
+   */
+  private volatile Map<String, Map<String, String>> nsEnvironment = Map.of();
   /** The writer thread; null when no store is served. */
   private final @Nullable StoreWrites writes;
 
@@ -198,9 +203,11 @@ public final class SharedStores implements AutoCloseable {
     current = List.copyOf(next);
     open = List.copyOf(all);
     environment = exports(next);
+    Map<String, Map<String, String>> envs = new HashMap<>(nsEnvironment);
     for (Map.Entry<String, List<DstoreWriter>> e : homes.entrySet()) {
-      nsEnvironment.put(e.getKey(), exports(e.getValue()));
+      envs.put(e.getKey(), exports(e.getValue()));
     }
+    nsEnvironment = Collections.unmodifiableMap(envs);
     closeEmptyRetiredStores();
   }
 
@@ -241,7 +248,9 @@ public final class SharedStores implements AutoCloseable {
     if (h == null) {
       h = current;
       homes.put(nspace, h);
-      nsEnvironment.put(nspace, environment);
+      Map<String, Map<String, String>> envs = new HashMap<>(nsEnvironment);
+      envs.put(nspace, environment);
+      nsEnvironment = Collections.unmodifiableMap(envs);
     }
     return h;
   }
@@ -547,7 +556,9 @@ public final class SharedStores implements AutoCloseable {
         (Runnable)
             () -> {
               List<DstoreWriter> h = homes.remove(nspace);
-              nsEnvironment.remove(nspace);
+              Map<String, Map<String, String>> envs = new HashMap<>(nsEnvironment);
+              envs.remove(nspace);
+              nsEnvironment = Collections.unmodifiableMap(envs);
               for (DstoreWriter w : h == null ? open : h) {
                 try {
                   w.removeNamespace(nspace);
