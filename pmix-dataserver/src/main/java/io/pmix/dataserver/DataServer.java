@@ -20,6 +20,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Future;
 import io.pmix.common.Status;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.dataserver.internal.DsProtocol;
@@ -55,7 +56,7 @@ import java.util.function.Function;
  * what is waiting, closes connections and releases the thread; {@link #close()} also waits.
  */
 public final class DataServer implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger("io.pmix.dataserver");
+  private static final System.Logger LOG = LazyLogger.named("io.pmix.dataserver");
 
   private final EventLoopGroup group;
   private final Channel listener;

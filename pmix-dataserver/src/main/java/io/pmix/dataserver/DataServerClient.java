@@ -26,6 +26,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.Frame;
 import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameEncoder;
@@ -674,7 +675,7 @@ public final class DataServerClient implements DataService {
     private Duration retryDelay = Duration.ofMillis(100);
     private Duration maxRetryDelay = Duration.ofSeconds(5);
     private int maxFrameBytes = DsProtocol.DEFAULT_MAX_FRAME_BYTES;
-    private System.Logger logger = System.getLogger("io.pmix.dataserver");
+    private System.Logger logger = LazyLogger.named("io.pmix.dataserver");
 
     private Builder(InetSocketAddress address) {
       this.address = address;

@@ -4,6 +4,7 @@ import static com.google.common.base.Preconditions.checkArgument;
 import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
+import io.pmix.common.internal.LazyLogger;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.LongSupplier;
@@ -134,7 +135,7 @@ public final class DataStoreOptions {
     private long maxBytesPerUid = DEFAULT_MAX_BYTES_PER_UID;
     private int maxPendingLookups = DEFAULT_MAX_PENDING_LOOKUPS;
     private LongSupplier clock = System::nanoTime;
-    private System.Logger logger = System.getLogger("io.pmix.dataserver");
+    private System.Logger logger = LazyLogger.named("io.pmix.dataserver");
 
     private Builder() {}
 

@@ -29,6 +29,7 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
@@ -95,7 +96,7 @@ import org.jspecify.annotations.Nullable;
  * pmixrun"). Neither reaches the host.
  */
 public final class PMIxServer implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(PMIxServer.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(PMIxServer.class);
 
   /** The version string given to children as {@code PMIX_VERSION}. */
   public static final String PMIX_VERSION = "4.2.2";

@@ -7,6 +7,7 @@ import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerSnapshot;
 import java.io.File;
@@ -43,7 +44,7 @@ import org.jspecify.annotations.Nullable;
  * after. The shared engine of {@code pmixrun} and {@link TestingPmixServer}.
  */
 final class Launch {
-  private static final System.Logger LOG = System.getLogger(Launch.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(Launch.class);
 
   /** How long killed processes get between SIGTERM and SIGKILL. */
   static final Duration KILL_GRACE = Duration.ofSeconds(2);

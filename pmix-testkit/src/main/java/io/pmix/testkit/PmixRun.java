@@ -14,6 +14,7 @@ import io.pmix.dataserver.DataStoreOptions;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.internal.gds.StaleStores;
+import io.pmix.testkit.internal.LauncherJvm;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -54,24 +55,12 @@ public final class PmixRun {
 
   /** Runs {@code pmixrun} and exits with its status. */
   public static void main(String[] args) {
-    quietLogging();
+    // Before anything else: logging started on demand, no class-path scans (LauncherJvm).
+    LauncherJvm.prepare();
     int status = run(args);
     System.out.flush();
     System.err.flush();
     System.exit(status);
-  }
-
-  /**
-   * The libraries log through {@code System.Logger}, i.e. java.util.logging, whose default prints
-   * INFO (every client that dies without finalizing, say) on stderr, amid the job's own output:
-   * pmixrun shows warnings and errors only, unless a logging configuration is given ({@code
-   * -Djava.util.logging.config.file=...} in {@code PMIXRUN_JAVA_OPTS}).
-   */
-  private static void quietLogging() {
-    if (System.getProperty("java.util.logging.config.file") == null
-        && System.getProperty("java.util.logging.config.class") == null) {
-      java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
-    }
   }
 
   /** The signals that stop the job, and their numbers on Linux. */

@@ -8,6 +8,7 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.dataserver.DataService;
 import io.pmix.dataserver.DataServiceHostModule;
 import io.pmix.dataserver.DataStoreOptions;
@@ -129,7 +130,7 @@ import org.jspecify.annotations.Nullable;
  * closed).
  */
 public final class SingleNodeHost implements HostModule, AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(SingleNodeHost.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(SingleNodeHost.class);
 
   /**
    * What a launcher learns about one of its jobs, and what it is asked to do to it. The job

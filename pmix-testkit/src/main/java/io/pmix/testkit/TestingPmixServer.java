@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.dataserver.DataStoreOptions;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerOptions;
@@ -53,7 +54,7 @@ import org.jspecify.annotations.Nullable;
  * starts.
  */
 public final class TestingPmixServer implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(TestingPmixServer.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(TestingPmixServer.class);
   private static final AtomicInteger SERVERS = new AtomicInteger();
 
   private final PMIxServer server;

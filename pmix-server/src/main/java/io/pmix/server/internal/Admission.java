@@ -9,6 +9,7 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.codec.BufferType;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ClientReply;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectorKind;
@@ -61,7 +62,7 @@ import org.jspecify.annotations.Nullable;
  * Progress thread only.
  */
 public final class Admission {
-  private static final System.Logger LOG = System.getLogger(Admission.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(Admission.class);
 
   /** Signals a refusal; the message says why. */
   static final class Refused extends Exception {

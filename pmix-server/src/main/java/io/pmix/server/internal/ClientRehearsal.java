@@ -14,6 +14,7 @@ import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.CommitRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
 import io.pmix.common.internal.message.FinalizeRequest;
@@ -65,7 +66,7 @@ import java.util.List;
  * server's state.
  */
 public final class ClientRehearsal {
-  private static final Logger LOG = System.getLogger(ClientRehearsal.class.getName());
+  private static final Logger LOG = LazyLogger.of(ClientRehearsal.class);
   /** The namespace the rehearsal's requests name; no server registers it. */
   static final String NSPACE = "pmix-java.rehearsal";
   /** The tag of a libpmix client's first request after the handshake (its REQ). */

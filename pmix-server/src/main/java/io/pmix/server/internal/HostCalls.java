@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -23,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * under a lock by accident.
  */
 public final class HostCalls {
-  private static final System.Logger LOG = System.getLogger(HostCalls.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(HostCalls.class);
 
   /** What to do, on the progress thread, with an upcall's result or failure status. */
   public interface Done<T> {

@@ -8,6 +8,7 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.JobControlRequest;
 import io.pmix.common.internal.message.QueryReply;
 import io.pmix.server.HostModule;
@@ -38,7 +39,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * executor with the other epilogs.
  */
 final class JobControl {
-  private static final System.Logger LOG = System.getLogger(JobControl.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(JobControl.class);
 
   /** A directory to remove, with the flags that came with it. */
   private static final class Dir {

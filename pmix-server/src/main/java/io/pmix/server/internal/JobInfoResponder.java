@@ -7,6 +7,7 @@ import io.pmix.common.Keys;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.ReqReply;
 import io.pmix.server.internal.gds.SharedStores;
@@ -24,7 +25,7 @@ import java.util.function.Supplier;
  * Progress thread only.
  */
 final class JobInfoResponder {
-  private static final System.Logger LOG = System.getLogger(JobInfoResponder.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(JobInfoResponder.class);
 
   private final String hostname;
 

@@ -4,6 +4,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.Frame;
 import java.lang.System.Logger.Level;
@@ -31,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  * per channel; runs on the progress thread.
  */
 public final class PeerHandler extends ChannelInboundHandlerAdapter {
-  private static final System.Logger LOG = System.getLogger(PeerHandler.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(PeerHandler.class);
   /** How long the socket-owner lookup may take before the owner counts as unknown. */
   static final Duration OWNER_LOOKUP_DEADLINE = Duration.ofSeconds(2);
 

@@ -2,6 +2,7 @@ package io.pmix.server.internal;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
@@ -23,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * connections in that moment. Thread-safe: connections of several event loops enter and leave.
  */
 public final class PendingHandshakes {
-  private static final System.Logger LOG = System.getLogger(PendingHandshakes.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(PendingHandshakes.class);
 
   /** One counted connection. */
   static final class Ticket {

@@ -8,6 +8,7 @@ import com.google.common.base.Splitter;
 import com.google.common.collect.ImmutableList;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.server.ServerOptions;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -57,7 +58,7 @@ import java.util.Set;
  * idempotent.
  */
 public final class Rendezvous implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(Rendezvous.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(Rendezvous.class);
 
   private static final Splitter WORDS = Splitter.on(CharMatcher.whitespace()).omitEmptyStrings();
 

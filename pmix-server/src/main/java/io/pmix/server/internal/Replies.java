@@ -3,6 +3,7 @@ package io.pmix.server.internal;
 import io.pmix.common.Status;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireBuffer;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.StatusReply;
 import io.pmix.common.internal.wire.FrameDecoder;
@@ -21,7 +22,7 @@ import java.util.function.Supplier;
  * gate, after the store writes submitted before it ({@link StoreWrites}). Progress thread only.
  */
 public final class Replies {
-  private static final System.Logger LOG = System.getLogger(Replies.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(Replies.class);
 
   private Replies() {}
 

@@ -17,6 +17,7 @@ import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.AbortRequest;
 import io.pmix.common.internal.message.CommitRequest;
 import io.pmix.common.internal.message.ConnectNbRequest;
@@ -83,7 +84,7 @@ import org.jspecify.annotations.Nullable;
  * is what keeps the lifecycle rules enforceable.
  */
 public final class ServerCore {
-  private static final System.Logger LOG = System.getLogger(ServerCore.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ServerCore.class);
 
   /** A command's handler: the peer, the request's tag, the request as its record decoded it. */
   private interface Handler<R extends Request> {

@@ -1,5 +1,6 @@
 package io.pmix.server.internal;
 
+import io.pmix.common.internal.LazyLogger;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.net.Inet4Address;
@@ -28,7 +29,7 @@ import java.util.concurrent.CompletableFuture;
  * {@link #ownerUidAtOnce} makes none and answers only where it can without them. Thread-safe.
  */
 public final class SocketOwner {
-  private static final System.Logger LOG = System.getLogger(SocketOwner.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(SocketOwner.class);
   /** How long the kernel's netlink answer is waited for (it answers at once). */
   private static final Duration SOCK_DIAG_WAIT = Duration.ofSeconds(1);
 

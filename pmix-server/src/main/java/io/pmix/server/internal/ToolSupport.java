@@ -14,6 +14,7 @@ import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.NativeCredential;
@@ -78,7 +79,7 @@ import org.jspecify.annotations.Nullable;
  * behind ({@link PeerLifecycle}).
  */
 final class ToolSupport {
-  private static final System.Logger LOG = System.getLogger(ToolSupport.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ToolSupport.class);
 
   private final Registry registry;
   private final PeerLifecycle lifecycle;

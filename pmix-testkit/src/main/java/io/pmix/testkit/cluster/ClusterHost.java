@@ -8,6 +8,7 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.server.HostModule;
 import io.pmix.server.PMIxServer;
 import io.pmix.testkit.cluster.Interconnect.DmodexReply;
@@ -73,7 +74,7 @@ import org.jspecify.annotations.Nullable;
  * thread-safe snapshots for tests.
  */
 public final class ClusterHost implements HostModule {
-  private static final System.Logger LOG = System.getLogger(ClusterHost.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(ClusterHost.class);
 
   /** How long an owning server may wait for a commit when the client gave no timeout. */
   static final int DEFAULT_DMODEX_TIMEOUT_SECONDS = 3600;

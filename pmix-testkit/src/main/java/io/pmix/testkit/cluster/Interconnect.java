@@ -31,6 +31,7 @@ import io.pmix.common.Value;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.PmixWriter;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -71,7 +72,7 @@ import java.util.function.IntFunction;
  * from any thread. Owns its event loop group, released by {@link #close}.
  */
 final class Interconnect implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(Interconnect.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(Interconnect.class);
   private static final int MAX_FRAME = 256 << 20;
 
   /** What travels between the hosts. */

@@ -3,6 +3,7 @@ package io.pmix.testkit.slurm;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.testkit.Timing;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -37,7 +38,7 @@ import java.util.concurrent.TimeUnit;
  * owner starts and closes it; {@link #command} may be called from any thread.
  */
 public final class SingleNodeSlurm implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(SingleNodeSlurm.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(SingleNodeSlurm.class);
   private static final Duration DAEMON_STOP_WAIT = Duration.ofSeconds(10);
   /** How long a leftover step daemon gets after SIGTERM (a hung one ignores it: seen in CI). */
   private static final Duration STEP_STOP_WAIT = Duration.ofSeconds(2);

@@ -10,6 +10,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.ConnectNbReply;
 import io.pmix.common.internal.message.ConnectNbRequest;
 import io.pmix.common.internal.message.DisconnectNbRequest;
@@ -52,7 +53,7 @@ import org.jspecify.annotations.Nullable;
  * deregistered namespace's collectives fail with LOST_CONNECTION. Progress thread only.
  */
 public final class Collectives {
-  private static final System.Logger LOG = System.getLogger(Collectives.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(Collectives.class);
 
   private final Registry registry;
   private final HostModule host;

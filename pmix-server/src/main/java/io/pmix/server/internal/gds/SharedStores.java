@@ -9,6 +9,7 @@ import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.gds.DstoreWriter;
 import io.pmix.common.internal.gds.GdsKind;
 import io.pmix.server.ServerOptions;
@@ -61,7 +62,7 @@ import org.jspecify.annotations.Nullable;
  * {@link #readableBy} and {@link #directories}.
  */
 public final class SharedStores implements AutoCloseable {
-  private static final System.Logger LOG = System.getLogger(SharedStores.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(SharedStores.class);
 
   /** The gds module a client's handshake announced, kept on its channel by {@code Admission}. */
   public static final AttributeKey<String> ANNOUNCED = AttributeKey.valueOf("pmix.gds.announced");

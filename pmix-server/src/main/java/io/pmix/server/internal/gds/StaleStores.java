@@ -1,5 +1,6 @@
 package io.pmix.server.internal.gds;
 
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.gds.DstoreWriter;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
@@ -22,7 +23,7 @@ import java.util.regex.Pattern;
  * live server's directory is never touched: its pid is alive and started before it. Stateless.
  */
 public final class StaleStores {
-  private static final System.Logger LOG = System.getLogger(StaleStores.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(StaleStores.class);
 
   /** The prefix of every store directory (libpmix's and ours). */
   static final String PREFIX = "pmix_dstor_";

@@ -3,6 +3,7 @@ package io.pmix.server.internal.gds;
 import static java.util.Objects.requireNonNull;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -28,7 +29,7 @@ import java.util.concurrent.RejectedExecutionException;
  * progress thread's state: they get copies.
  */
 public final class StoreWrites {
-  private static final System.Logger LOG = System.getLogger(StoreWrites.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(StoreWrites.class);
 
   private final Executor loop;
   private final ExecutorService writer;

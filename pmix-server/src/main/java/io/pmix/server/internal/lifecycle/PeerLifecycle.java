@@ -9,6 +9,7 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerSnapshot;
 import io.pmix.server.internal.HostCalls;
@@ -59,7 +60,7 @@ import org.jspecify.annotations.Nullable;
  * through {@link HostCalls}.
  */
 public final class PeerLifecycle {
-  private static final System.Logger LOG = System.getLogger(PeerLifecycle.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(PeerLifecycle.class);
 
   /**
    * What the rest of the server does when a lifecycle rule fires. Implementations answer the

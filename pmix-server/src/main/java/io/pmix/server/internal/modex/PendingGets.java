@@ -11,6 +11,7 @@ import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
 import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
+import io.pmix.common.internal.LazyLogger;
 import io.pmix.server.HostModule;
 import io.pmix.server.internal.HostCalls;
 import io.pmix.server.internal.lifecycle.Namespace;
@@ -34,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  * (docs/lifecycle.md §6.2.4: in-flight direct-modex requests are pruned). Progress thread only.
  */
 final class PendingGets {
-  private static final System.Logger LOG = System.getLogger(PendingGets.class.getName());
+  private static final System.Logger LOG = LazyLogger.of(PendingGets.class);
 
   private final Registry registry;
   private final HostModule host;

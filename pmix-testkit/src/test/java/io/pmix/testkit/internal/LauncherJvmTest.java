@@ -1,0 +1,164 @@
+package io.pmix.testkit.internal;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.util.internal.PlatformDependent;
+import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.logging.InternalLoggerFactory;
+import io.pmix.common.internal.LazyLogger;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.System.Logger.Level;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What pmixrun's own JVM gets from {@link LauncherJvm#prepare}: no logging started for messages
+ * it would not show, warnings and errors shown as before (its own and Netty's), a given logging
+ * configuration obeyed, and the copy of Netty's epoll library. Each case runs in a JVM of its own
+ * ({@link Child}), since the settings are process-wide.
+ */
+@Timeout(120)
+class LauncherJvmTest {
+  /** Prints java.util.logging's class loads as they happen, between the child's own lines. */
+  private static final String CLASS_LOG = "-Xlog:class+load=info:stdout:none";
+
+  @Test
+  void aQuietRunStartsNoLoggingAndWarningsStillShow() throws Exception {
+    Result r = child("quiet");
+    String beforeWarning = r.out.substring(0, r.out.indexOf("MARK warn"));
+    assertFalse(beforeWarning.contains("java.util.logging.LogManager "), r::describe);
+    assertFalse(beforeWarning.contains("System$LoggerFinder"), r::describe);
+    assertTrue(r.out.contains("java.util.logging.LogManager "), r::describe);
+    assertTrue(r.err.contains("WARNING: pmix warning 1"), r::describe);
+    assertTrue(r.err.contains("WARNING: netty warning 7 and x"), r::describe);
+    assertTrue(r.err.contains("SEVERE: netty error"), r::describe);
+    assertTrue(r.err.contains("java.lang.IllegalStateException: the cause"), r::describe);
+    assertFalse(r.err.contains("info"), r::describe);
+    assertFalse(r.err.contains("debug"), r::describe);
+    assertTrue(r.out.contains("selector sun.nio.ch.EPollSelectorProvider"), r::describe);
+  }
+
+  @Test
+  void aGivenConfigurationIsObeyedByTheLibrariesAndNetty(@TempDir Path tmp) throws Exception {
+    Path config = tmp.resolve("logging.properties");
+    Files.writeString(
+        config,
+        "handlers=java.util.logging.ConsoleHandler\n.level=INFO\n"
+            + "java.util.logging.ConsoleHandler.level=ALL\n",
+        UTF_8);
+    Result r = child("configured", "-Djava.util.logging.config.file=" + config);
+    assertTrue(r.err.contains("INFO: pmix info 1"), r::describe);
+    assertTrue(r.err.contains("INFO: netty info 7"), r::describe);
+    assertTrue(r.err.contains("WARNING: pmix warning 1"), r::describe);
+    assertFalse(r.err.contains("debug"), r::describe);
+  }
+
+  @Test
+  void theEpollLibraryIsCopiedWholeUnderItsLoadName(@TempDir Path tmp) throws IOException {
+    Path dir = tmp.resolve("a/b.native");
+    LauncherJvm.copyNettyEpollLibrary(dir);
+    String name =
+        System.mapLibraryName("netty_transport_native_epoll_" + PlatformDependent.normalizedArch());
+    byte[] expected;
+    try (InputStream in = LauncherJvm.class.getResourceAsStream("/META-INF/native/" + name)) {
+      expected = in.readAllBytes();
+    }
+    try (Stream<Path> files = Files.list(dir)) {
+      assertEquals(List.of(dir.resolve(name)), files.toList());
+    }
+    assertArrayEquals(expected, Files.readAllBytes(dir.resolve(name)));
+    // Again over the first copy: replaced, nothing else left.
+    LauncherJvm.copyNettyEpollLibrary(dir);
+    try (Stream<Path> files = Files.list(dir)) {
+      assertEquals(List.of(dir.resolve(name)), files.toList());
+    }
+  }
+
+  @Test
+  void aCopyThatCannotBeMadeLeavesNothingAndThrowsNothing(@TempDir Path tmp) throws IOException {
+    Path notADirectory = Files.writeString(tmp.resolve("file"), "x");
+    LauncherJvm.copyNettyEpollLibrary(notADirectory);
+    try (Stream<Path> files = Files.list(tmp)) {
+      assertEquals(List.of(notADirectory), files.toList());
+    }
+    assertEquals("x", Files.readString(notADirectory));
+  }
+
+  private static Result child(String mode, String... jvmOptions) throws Exception {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add(CLASS_LOG);
+    cmd.addAll(List.of(jvmOptions));
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(Child.class.getName());
+    cmd.add(mode);
+    File out = File.createTempFile("launcher-out", ".txt");
+    File err = File.createTempFile("launcher-err", ".txt");
+    try {
+      Process p =
+          new ProcessBuilder(cmd)
+              .redirectOutput(out)
+              .redirectError(err)
+              .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+              .start();
+      if (!p.waitFor(90, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new AssertionError("child did not finish: " + cmd);
+      }
+      Result r =
+          new Result(
+              p.exitValue(),
+              Files.readString(out.toPath(), UTF_8),
+              Files.readString(err.toPath(), UTF_8));
+      assertEquals(0, r.exit, r::describe);
+      return r;
+    } finally {
+      Files.deleteIfExists(out.toPath());
+      Files.deleteIfExists(err.toPath());
+    }
+  }
+
+  private record Result(int exit, String out, String err) {
+    String describe() {
+      return "exit " + exit + "\n--- stdout\n" + out + "\n--- stderr\n" + err;
+    }
+  }
+
+  /** The child JVM: prepares, then logs through the libraries' and Netty's loggers. */
+  static final class Child {
+    private Child() {}
+
+    public static void main(String[] args) {
+      LauncherJvm.prepare();
+      System.Logger pmix = LazyLogger.named("io.pmix.test");
+      InternalLogger netty = InternalLoggerFactory.getInstance("io.netty.test");
+      pmix.log(Level.DEBUG, "pmix debug 1");
+      pmix.log(Level.INFO, "pmix info {0}", 1);
+      netty.debug("netty debug {}", 7);
+      netty.info("netty info {}", 7);
+      System.out.println("selector " + System.getProperty("java.nio.channels.spi.SelectorProvider"));
+      System.out.println("MARK warn");
+      System.out.flush();
+      pmix.log(Level.WARNING, "pmix warning {0}", 1);
+      netty.warn("netty warning {} and {}", 7, "x");
+      netty.error("netty error", new IllegalStateException("the cause"));
+      pmix.log(Level.INFO, "pmix info after {0}", 2);
+      netty.info("netty info after");
+      System.exit("quiet".equals(args[0]) || "configured".equals(args[0]) ? 0 : 2);
+    }
+  }
+}
