@@ -4,24 +4,17 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.ChannelGroupFuture;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Future;
 import io.pmix.common.Info;
@@ -34,6 +27,7 @@ import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.NettyDefaults;
+import io.pmix.server.internal.Acceptor;
 import io.pmix.server.internal.ClientRehearsal;
 import io.pmix.server.internal.PeerHandler;
 import io.pmix.server.internal.PendingHandshakes;
@@ -193,32 +187,25 @@ public final class PMIxServer implements AutoCloseable {
     // Shared by every connection of this server: the bounds are global, not per connection.
     FrameBudget frameBudget = FrameBudget.of(options.frameBudget());
     PendingHandshakes pending = new PendingHandshakes(options.maxPendingHandshakes());
-    Class<? extends ServerChannel> channelClass =
-        epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-    ServerBootstrap b =
-        new ServerBootstrap()
-            .group(g)
-            .channel(channelClass)
-            .option(ChannelOption.SO_BACKLOG, 4096)
-            .childOption(ChannelOption.TCP_NODELAY, true)
-            .childHandler(
-                new ChannelInitializer<SocketChannel>() {
-                  @Override
-                  protected void initChannel(SocketChannel ch) {
-                    all.add(ch);
-                    // No encoder: every reply is written as one framed buffer (Replies.frame,
-                    // the handshake replies), so no outbound handler has anything to do.
-                    ch.pipeline()
-                        .addLast("connect", new ConnectRequestDecoder())
-                        .addLast("frames", new FrameDecoder(options.maxMessageSize(), frameBudget))
-                        .addLast(
-                            "peer",
-                            new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));
-                  }
-                });
+    Acceptor.ChildSetup childSetup =
+        new Acceptor.ChildSetup() {
+          @Override
+          public void setUp(Channel child) {
+            all.add(child);
+            // No encoder: every reply is written as one framed buffer (Replies.frame, the
+            // handshake replies), so no outbound handler has anything to do.
+            child
+                .pipeline()
+                .addLast("connect", new ConnectRequestDecoder())
+                .addLast("frames", new FrameDecoder(options.maxMessageSize(), frameBudget))
+                .addLast("peer", new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));
+          }
+        };
     Channel ch;
     try {
-      ch = b.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).sync().channel();
+      ch =
+          Acceptor.bind(
+              el, epoll, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4096, childSetup);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       c.releaseStores();

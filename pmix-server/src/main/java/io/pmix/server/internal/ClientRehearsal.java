@@ -2,6 +2,7 @@ package io.pmix.server.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
 import io.pmix.common.DataArray;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -39,7 +40,6 @@ import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.Frame;
 import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.common.internal.wire.FrameEncoder;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.ServerOptions;
 import java.io.IOException;
@@ -53,9 +53,10 @@ import java.util.List;
  * Runs a client's usual exchanges once, at server start, through the server's own codecs and on
  * nothing any connection shares: a connect request through the handshake and frame decoders of a
  * pipeline and the admission's credential and codec checks; then the requests of a typical
- * client (REQ, commit, fence, get, publish, lookup, unpublish, finalize), each framed by the frame
- * encoder, taken apart by the frame decoder and decoded as the dispatcher decodes them; and the
- * connect reply and the replies of those requests encoded as {@code Replies} encodes them.
+ * client (REQ, commit, fence, get, publish, lookup, unpublish, finalize), each framed as a client
+ * frames it, taken apart by the frame decoder and decoded as the dispatcher decodes them; and the
+ * connect reply and the replies of those requests encoded as {@code Replies} encodes them and
+ * written through the pipeline's outbound path.
  *
  * <p>Why: a fresh JVM runs that code for the first time when the first client connects, and then
  * initializes and links every class and call site on the way, in the interpreter (measured at
@@ -80,11 +81,10 @@ public final class ClientRehearsal {
    * @return whether every step ran (a test's check that the rehearsal still follows the codecs)
    */
   public static boolean run(ServerOptions options) {
-    EmbeddedChannel ch =
-        new EmbeddedChannel(
-            new ConnectRequestDecoder(),
-            new FrameDecoder(options.maxMessageSize(), FrameBudget.UNLIMITED),
-            FrameEncoder.INSTANCE);
+    // One handler through the builder: the handler-array constructors add them through a
+    // ChannelInitializer, whose @Sharable would be parsed (see Acceptor).
+    EmbeddedChannel ch = EmbeddedChannel.builder().handlers(new ConnectRequestDecoder()).build();
+    ch.pipeline().addLast(new FrameDecoder(options.maxMessageSize(), FrameBudget.UNLIMITED));
     try {
       ConnectRequest req =
           ConnectRequest.builder()
@@ -101,7 +101,7 @@ public final class ClientRehearsal {
       WireFormat format = Admission.format(got);
       ByteBuf accepted = ch.alloc().buffer(ClientReply.LENGTH);
       ClientReply.accepted(0).encode(accepted);
-      accepted.release();
+      send(ch, accepted);
 
       Proc me = Proc.of(NSPACE, 0);
       String key = NSPACE + ".key";
@@ -187,12 +187,11 @@ public final class ClientRehearsal {
   private static Request roundTrip(EmbeddedChannel ch, WireFormat format, int tag, Request r) {
     WireBuffer w = WireBuffer.allocate(128);
     r.encode(new PmixWriter(w, format));
-    ByteBuf payload = ch.alloc().buffer(w.writerIndex());
-    payload.writeBytes(w.nioBuffer(0, w.writerIndex()));
-    ch.writeOutbound(new Frame(0, tag, payload));
-    for (Object wire = ch.readOutbound(); wire != null; wire = ch.readOutbound()) {
-      ch.writeInbound(wire);
-    }
+    int length = w.writerIndex();
+    ByteBuf wire = ch.alloc().buffer(FrameDecoder.HEADER_LENGTH + length);
+    wire.writeInt(0).writeInt(tag).writeInt(length).writeInt(0); // pindex, tag, nbytes, padding
+    wire.writeBytes(w.nioBuffer(0, length));
+    ch.writeInbound(wire);
     Frame frame = ch.readInbound();
     try {
       byte[] bytes = new byte[frame.payload().readableBytes()];
@@ -212,6 +211,17 @@ public final class ClientRehearsal {
     reply.encode(new PmixWriter(w, format));
     ByteBuf out = ch.alloc().directBuffer(w.writerIndex());
     out.writeBytes(w.nioBuffer(0, w.writerIndex()));
-    out.release();
+    send(ch, out);
+  }
+
+  /**
+   * {@code reply} through the channel's outbound path, as the handshake's reply and a reply the
+   * socket does not take at once are written ({@code writeAndFlush}), then dropped.
+   */
+  private static void send(EmbeddedChannel ch, ByteBuf reply) {
+    boolean unused = ch.writeOutbound(reply);
+    for (Object sent = ch.readOutbound(); sent != null; sent = ch.readOutbound()) {
+      ReferenceCountUtil.release(sent);
+    }
   }
 }

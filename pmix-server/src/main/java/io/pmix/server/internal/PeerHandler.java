@@ -2,7 +2,7 @@ package io.pmix.server.internal;
 
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.pmix.common.internal.wire.PlainInboundHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ConnectRequest;
@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * the connection (a malformed or oversized message leaves the stream unframeable). One instance
  * per channel; runs on the progress thread.
  */
-public final class PeerHandler extends ChannelInboundHandlerAdapter {
+public final class PeerHandler extends PlainInboundHandler {
   private static final System.Logger LOG = LazyLogger.of(PeerHandler.class);
   /** How long the socket-owner lookup may take before the owner counts as unknown. */
   static final Duration OWNER_LOOKUP_DEADLINE = Duration.ofSeconds(2);

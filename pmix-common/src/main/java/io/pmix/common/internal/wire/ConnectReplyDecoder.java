@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import io.pmix.common.PmixException;
 import java.util.List;
 import java.util.Optional;
@@ -20,7 +19,7 @@ import java.util.Optional;
  * malformed nspace field fires a {@link PmixException} and every later byte is discarded. The
  * decoder does not close the channel. One instance per channel.
  */
-public final class ConnectReplyDecoder extends ByteToMessageDecoder {
+public final class ConnectReplyDecoder extends PlainDecoder {
   private final ReplyLayout layout;
   private boolean failed;
 

@@ -2,7 +2,6 @@ package io.pmix.common.internal.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.util.List;
@@ -24,7 +23,7 @@ import java.util.List;
  *
  * <p>One instance per channel.
  */
-public final class ConnectRequestDecoder extends ByteToMessageDecoder {
+public final class ConnectRequestDecoder extends PlainDecoder {
   private final int maxPayloadLength;
   private boolean failed;
 

@@ -3,7 +3,6 @@ package io.pmix.common.internal.wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.ByteToMessageDecoder;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.util.List;
@@ -28,7 +27,7 @@ import java.util.List;
  * bytes those leave behind when they remove themselves, and passes their decoded message through
  * untouched. One instance per channel.
  */
-public final class FrameDecoder extends ByteToMessageDecoder {
+public final class FrameDecoder extends PlainDecoder {
   /** The size of every header: pindex, tag, nbytes and the C struct's padding word. */
   public static final int HEADER_LENGTH = 16;
 

@@ -1,0 +1,105 @@
+package io.pmix.server;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.pmix.common.Info;
+import io.pmix.common.Keys;
+import io.pmix.common.Proc;
+import io.pmix.common.Status;
+import io.pmix.common.Value;
+import io.pmix.common.internal.wire.ConnectRequest;
+import io.pmix.common.internal.wire.ConnectRequestCodec;
+import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.NativeCredential;
+import java.io.DataInputStream;
+import java.io.File;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A fresh JVM's server start, rehearsal and first client connection parse no annotation: adding
+ * a Netty handler whose class is marked {@code @Sharable} or inherits Netty's {@code @Skip}-marked
+ * event methods makes the JVM parse them and generate a proxy class per annotation type, ~13 ms of
+ * a server's start before its first client is served ({@code internal.Acceptor}, {@code
+ * PlainDecoder}, {@code PlainInboundHandler}; docs/architecture.md, "Start-up of pmixrun"). The
+ * child JVM's class-load log shows both: a proxy's source is {@code __dynamic_proxy__}, and
+ * parsing an annotation type loads {@code sun.reflect.annotation.AnnotationType}.
+ */
+@Timeout(120)
+class ServerStartupTest {
+  @Test
+  void aServerStartsAndAcceptsItsFirstClientWithoutParsingAnnotations() throws Exception {
+    String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    Process p =
+        new ProcessBuilder(
+                java,
+                "-Xlog:class+load=info:stdout:none",
+                "-cp",
+                System.getProperty("java.class.path"),
+                Child.class.getName())
+            .redirectErrorStream(true)
+            .start();
+    p.getOutputStream().close();
+    String out = new String(p.getInputStream().readAllBytes(), UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child did not end");
+    assertEquals(0, p.exitValue(), out);
+    assertTrue(out.contains("MARK accepted status 0"), out);
+    // What the check looks for is there to be seen: the server's classes were logged.
+    assertTrue(out.contains("io.pmix.server.internal.Acceptor "), out);
+    assertFalse(out.contains("__dynamic_proxy__"), out);
+    assertFalse(out.contains("sun.reflect.annotation.AnnotationType "), out);
+  }
+
+  /** Starts a server, lets its rehearsal run, connects one client and ends. */
+  static final class Child {
+    private Child() {}
+
+    public static void main(String[] args) throws Exception {
+      PMIxServer server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+      try {
+        String nspace = "startup";
+        check(server.registerNspace(nspace, 1, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(1)))));
+        check(server.registerClient(Proc.of(nspace, 0), Launched.myUid(), Launched.myGid()));
+        // Queued after the rehearsal, so it has run.
+        server.progressExecutor().submit(() -> {}).get(30, TimeUnit.SECONDS);
+        int port = Integer.parseInt(server.uri().substring(server.uri().lastIndexOf(':') + 1));
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+          ConnectRequest req =
+              ConnectRequest.builder()
+                  .security(
+                      "native", new NativeCredential(Launched.myUid(), Launched.myGid()).toBytes())
+                  .kind(ConnectorKind.SIMPLE_CLIENT)
+                  .procId(nspace, 0)
+                  .version("4.2.2")
+                  .padPresent(true)
+                  .build();
+          ByteBuf b = ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req);
+          byte[] bytes = ByteBufUtil.getBytes(b);
+          b.release();
+          s.setSoTimeout(30_000);
+          s.getOutputStream().write(bytes);
+          long reply = new DataInputStream(s.getInputStream()).readLong();
+          System.out.println("MARK accepted status " + (reply >>> 32));
+        }
+      } finally {
+        server.close();
+      }
+    }
+
+    private static void check(Status s) {
+      if (!s.isSuccess() && !s.equals(Status.OPERATION_SUCCEEDED)) {
+        throw new IllegalStateException("refused: " + s);
+      }
+    }
+  }
+}
