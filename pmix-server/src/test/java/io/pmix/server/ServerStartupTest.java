@@ -39,7 +39,8 @@ import org.junit.jupiter.api.Timeout;
 class ServerStartupTest {
   @Test
   void aServerStartsAndAcceptsItsFirstClientWithoutParsingAnnotations() throws Exception {
-    String java = System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    String java =
+        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     Process p =
         new ProcessBuilder(
                 java,

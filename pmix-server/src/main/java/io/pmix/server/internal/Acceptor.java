@@ -23,8 +23,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>What Netty's {@code ServerBootstrap} does for one loop, without its two handlers: each is
  * marked {@code @Sharable} or inherits {@code @Skip}-marked methods, and adding it to a pipeline
- * is the JVM's first annotation parse, with a proxy class generated per annotation type (~13 ms of
- * a fresh server's start on this machine together with the decoders', see {@link PlainInboundHandler}).
+ * is the JVM's first annotation parse, with a proxy class generated per annotation type (~13 ms
+ * of a fresh server's start on this machine together with the decoders', see {@link
+ * PlainInboundHandler}).
  * The rules kept from it: a failed bind closes the listener; an accepted connection that cannot
  * be set up or registered is closed at once; an accept failure (out of descriptors) stops
  * accepting for a second instead of failing in a loop.
