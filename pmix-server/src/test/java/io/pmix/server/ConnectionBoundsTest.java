@@ -16,7 +16,6 @@ import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.common.testing.Await;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -77,28 +76,6 @@ class ConnectionBoundsTest {
     }
   }
 
-  /** Sends a 4.2.2 client's connect request; the 8-byte reply, or -1 if the server closed. */
-  private static long handshake(Socket s, String nspace, int rank) throws IOException {
-    ConnectRequest req =
-        ConnectRequest.builder()
-            .security("native", new NativeCredential(Launched.myUid(), Launched.myGid()).toBytes())
-            .kind(ConnectorKind.SIMPLE_CLIENT)
-            .procId(nspace, rank)
-            .version("4.2.2rc2")
-            .padPresent(true)
-            .build();
-    ByteBuf b = ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req);
-    byte[] bytes = ByteBufUtil.getBytes(b);
-    b.release();
-    s.setSoTimeout(10_000);
-    try {
-      s.getOutputStream().write(bytes);
-      return new DataInputStream(s.getInputStream()).readLong();
-    } catch (java.io.EOFException | java.net.SocketException e) {
-      return -1;
-    }
-  }
-
   /** Whether the server closed {@code s} (end of stream or reset) within 10 s. */
   private static boolean closedByServer(Socket s) throws IOException {
     s.setSoTimeout(10_000);
@@ -144,7 +121,7 @@ class ConnectionBoundsTest {
       idle.add(open());
     }
     // Accepted in order on one thread: the three idle ones are counted before the next.
-    assertEquals(0L, handshake(open(), "cap", 0) >>> 32, "status (-1: the client was closed)");
+    assertEquals(0L, RawClients.handshake(open(), "cap", 0) >>> 32, "status (-1: the client was closed)");
     assertEquals(true, closedByServer(idle.get(0)));
     assertStaysOpen(idle.get(1));
     // The client is a peer now, no longer counted: one more fills the cap, the next one pushes
@@ -218,7 +195,7 @@ class ConnectionBoundsTest {
       Socket unused = open(); // idle, kept open until the test ends
     }
     long t0 = System.nanoTime();
-    long reply = handshake(open(), "behind", 0);
+    long reply = RawClients.handshake(open(), "behind", 0);
     double seconds = (System.nanoTime() - t0) / 1e9;
     System.out.printf("a client behind 3,000 idle connections: served in %.3f s%n", seconds);
     assertEquals(0L, reply >>> 32, "status (-1: closed)");
@@ -233,9 +210,9 @@ class ConnectionBoundsTest {
             ServerOptions.builder().frameBudget(1 << 20).trustClaimedCredentials(true).build());
     register("budget", 3);
     Socket first = open();
-    assertEquals(0L, handshake(first, "budget", 0) >>> 32);
+    assertEquals(0L, RawClients.handshake(first, "budget", 0) >>> 32);
     Socket second = open();
-    assertEquals(0L, handshake(second, "budget", 1) >>> 32);
+    assertEquals(0L, RawClients.handshake(second, "budget", 1) >>> 32);
     // The first holds 700 KiB of the 1 MiB budget with a message it sends slowly.
     sendPartialFrame(first, 700 << 10, 1024);
     assertStaysOpen(first);
@@ -250,7 +227,7 @@ class ConnectionBoundsTest {
           // The first's close may not be processed yet: a refused attempt is retried.
           try {
             Socket s = open();
-            if (handshake(s, "budget", 2) == -1L) {
+            if (RawClients.handshake(s, "budget", 2) == -1L) {
               return false;
             }
             sendPartialFrame(s, 700 << 10, 1024);

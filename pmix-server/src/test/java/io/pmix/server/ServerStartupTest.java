@@ -5,19 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufUtil;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
-import io.pmix.common.internal.wire.ConnectRequest;
-import io.pmix.common.internal.wire.ConnectRequestCodec;
-import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.NativeCredential;
-import java.io.DataInputStream;
 import java.io.File;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -75,21 +67,7 @@ class ServerStartupTest {
         server.progressExecutor().submit(() -> {}).get(30, TimeUnit.SECONDS);
         int port = Integer.parseInt(server.uri().substring(server.uri().lastIndexOf(':') + 1));
         try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
-          ConnectRequest req =
-              ConnectRequest.builder()
-                  .security(
-                      "native", new NativeCredential(Launched.myUid(), Launched.myGid()).toBytes())
-                  .kind(ConnectorKind.SIMPLE_CLIENT)
-                  .procId(nspace, 0)
-                  .version("4.2.2")
-                  .padPresent(true)
-                  .build();
-          ByteBuf b = ConnectRequestCodec.encode(ByteBufAllocator.DEFAULT, req);
-          byte[] bytes = ByteBufUtil.getBytes(b);
-          b.release();
-          s.setSoTimeout(30_000);
-          s.getOutputStream().write(bytes);
-          long reply = new DataInputStream(s.getInputStream()).readLong();
+          long reply = RawClients.handshake(s, nspace, 0);
           System.out.println("MARK accepted status " + (reply >>> 32));
         }
       } finally {
