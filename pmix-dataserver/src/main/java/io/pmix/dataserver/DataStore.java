@@ -95,8 +95,20 @@ public final class DataStore {
   /** PRRTE's directive for republishing over one's own earlier publication. */
   public static final String REPLACE_KEY = Directives.REPLACE;
 
-  private static final Comparator<Waiter> BY_DEADLINE =
-      Comparator.<Waiter>comparingLong(w -> w.deadline).thenComparingLong(w -> w.id);
+  private static final Comparator<Waiter> BY_DEADLINE = new ByDeadline();
+
+  /**
+   * Waiters by deadline, then by arrival. A class, not {@code Comparator.comparingLong} and two
+   * lambdas: this class is initialized in every pmixrun job, where each call site costs its link
+   * (docs/architecture.md, "Start-up of pmixrun").
+   */
+  private static final class ByDeadline implements Comparator<Waiter> {
+    @Override
+    public int compare(Waiter a, Waiter b) {
+      int c = Long.compare(a.deadline, b.deadline);
+      return c != 0 ? c : Long.compare(a.id, b.id);
+    }
+  }
 
   private final DataStoreOptions options;
   private final LongSupplier clock;

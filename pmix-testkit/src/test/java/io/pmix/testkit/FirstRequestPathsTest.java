@@ -21,7 +21,9 @@ import org.junit.jupiter.api.Timeout;
  * serves. Such a call site's first execution costs a JDK 17 server 0.1-0.2 ms even with pmixrun's
  * class-data sharing archive (a class's ~0.01 ms), and a job runs most of these paths only a few
  * times, so that is what its clients wait for (issue #14; docs/architecture.md, "First
- * requests"). A deterministic proxy, read from the compiled classes with {@code javap}: the times
+ * requests"). Also the parts of every job's start and end that were measured so (the dispatch,
+ * the job data's build, the stores' registration, a namespace's removal; "Start-up of pmixrun").
+ * A deterministic proxy, read from the compiled classes with {@code javap}: the times
  * themselves are {@code bin/bench-server}'s.
  */
 @Timeout(60)
@@ -29,11 +31,22 @@ class FirstRequestPathsTest {
   /** The methods of a client's cycle, by class (nested classes count as classes of their own). */
   private static final Map<String, List<String>> PATHS =
       Map.ofEntries(
-          Map.entry("io.pmix.server.internal.PeerHandler", List.of("channelRead", "decide")),
+          Map.entry(
+              "io.pmix.server.internal.PeerHandler",
+              List.of("channelActive", "channelRead", "decide")),
+          Map.entry("io.pmix.server.internal.PeerHandler$HandshakeDeadline", List.of("run")),
+          Map.entry("io.pmix.server.internal.Acceptor", List.of("channelRead")),
+          Map.entry("io.pmix.common.internal.wire.ConnectRequestCodec", List.of("decodePayload")),
           Map.entry("io.pmix.server.internal.PeerHandler$Decision", List.of("accept")),
           Map.entry("io.pmix.server.internal.PeerHandler$OwnerKnown", List.of("accept", "run")),
           Map.entry("io.pmix.server.internal.Admission", List.of("acceptClient")),
-          Map.entry("io.pmix.server.internal.ServerCore", List.of("frame", "dispatch")),
+          Map.entry("io.pmix.server.internal.ServerCore", List.of("frame", "dispatch", "handle")),
+          Map.entry("io.pmix.server.internal.JobData", List.of("build", "jobLevelKvals")),
+          Map.entry(
+              "io.pmix.server.internal.gds.SharedStores",
+              List.of("namespaceRegistered", "enqueue")),
+          Map.entry("io.pmix.server.internal.gds.SharedStores$AddNamespace", List.of("run")),
+          Map.entry("io.pmix.server.internal.collective.Groups", List.of("namespaceGone")),
           Map.entry("io.pmix.server.internal.HostCalls", List.of("call", "callHere")),
           Map.entry("io.pmix.server.internal.HostCalls$Upcall", List.of("run", "accept")),
           Map.entry("io.pmix.server.internal.HostCalls$Outcome", List.of("run")),
@@ -60,7 +73,8 @@ class FirstRequestPathsTest {
           Map.entry("io.pmix.server.internal.modex.PendingGets$LocalWaitExpiry", List.of("run")),
           Map.entry("io.pmix.server.internal.lifecycle.PeerLifecycle", List.of("handleFinalize")),
           Map.entry("io.pmix.server.internal.Monitors", List.of("forget")),
-          Map.entry("io.pmix.server.internal.events.IofRegistry", List.of("forget")),
+          Map.entry(
+              "io.pmix.server.internal.events.IofRegistry", List.of("forget", "namespaceGone")),
           Map.entry("io.pmix.server.internal.events.NotificationCache", List.of("forgetTarget")),
           Map.entry(
               "io.pmix.dataserver.DataServiceHostModule",
@@ -70,7 +84,7 @@ class FirstRequestPathsTest {
               List.of("publish", "lookup", "unpublish", "procEnded", "appEnded", "run", "call")),
           Map.entry("io.pmix.dataserver.LocalDataService$Lookup", List.of("run", "accept")),
           Map.entry("io.pmix.dataserver.LocalDataService$Call", List.of("run")),
-          Map.entry("io.pmix.dataserver.DataStore", List.of("procEnded", "appEnded")));
+          Map.entry("io.pmix.dataserver.DataStore", List.of("procEnded", "appEnded", "<clinit>")));
 
   @Test
   void aClientsCycleLinksNoCallSiteInTheServer() {
@@ -142,6 +156,9 @@ class FirstRequestPathsTest {
           byMethod.putIfAbsent(current, false);
         } else {
           current = line.trim().startsWith("static {}") ? "<clinit>" : null; // else a field
+          if (current != null) {
+            byMethod.putIfAbsent(current, false);
+          }
         }
       } else if (current != null && line.contains(": invokedynamic ")) {
         byMethod.put(current, true);

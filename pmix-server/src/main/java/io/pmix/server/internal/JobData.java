@@ -172,7 +172,7 @@ public final class JobData {
         }
         Value num = app.get(Keys.APPNUM.name());
         int appnum = num != null ? (int) num.asLong() : apps.size();
-        apps.computeIfAbsent(appnum, x -> new LinkedHashMap<>()).putAll(app);
+        appMap(apps, appnum).putAll(app);
       } else if (k.equals(Keys.NODE_INFO_ARRAY.name())) {
         Map<String, Value> node = new LinkedHashMap<>();
         for (Info a : infoArray(i)) {
@@ -186,7 +186,11 @@ public final class JobData {
               Status.ERR_BAD_PARAM, "a pmix.pdata array must start with pmix.rank");
         }
         int rank = (int) arr.get(0).value().asLong();
-        Map<String, Value> p = procs.computeIfAbsent(rank, x -> new LinkedHashMap<>());
+        Map<String, Value> p = procs.get(rank);
+        if (p == null) {
+          p = new LinkedHashMap<>();
+          procs.put(rank, p);
+        }
         for (Info a : arr.subList(1, arr.size())) {
           p.put(a.key(), a.value());
         }
@@ -199,7 +203,7 @@ public final class JobData {
       } else if (NODE_KEYS.contains(k)) {
         looseNode.put(k, v);
       } else if (APP_KEYS.contains(k)) {
-        apps.computeIfAbsent(0, x -> new LinkedHashMap<>()).put(k, v);
+        appMap(apps, 0).put(k, v);
       } else {
         job.put(k, v);
       }
@@ -218,7 +222,11 @@ public final class JobData {
       }
       mapTotal = 0;
       for (int n = 0; n < names.size(); n++) {
-        Node node = nodes.computeIfAbsent(names.get(n), name -> new Node(name, nodes.size()));
+        Node node = nodes.get(names.get(n));
+        if (node == null) {
+          node = new Node(names.get(n), nodes.size());
+          nodes.put(names.get(n), node);
+        }
         node.ranks.addAll(layout.get(n));
         mapTotal += layout.get(n).size();
       }
@@ -297,7 +305,9 @@ public final class JobData {
     List<Info> ssn = new ArrayList<>();
     Value sid = session.remove(Keys.SESSION_ID.name());
     ssn.add(Info.of(Keys.SESSION_ID, sid != null ? sid : Value.uint32(0xffffffffL)));
-    session.forEach((k, v) -> ssn.add(Info.of(k, v)));
+    for (Map.Entry<String, Value> e : session.entrySet()) {
+      ssn.add(Info.of(e.getKey(), e.getValue()));
+    }
     arrays.add(new Value.KVal(Keys.SESSION_INFO_ARRAY.name(), arrayOf(ssn)));
 
     // Nodes: name and id first, then the given keys, then the derived locality.
@@ -343,11 +353,11 @@ public final class JobData {
     for (Map.Entry<Integer, Map<String, Value>> a : apps.entrySet()) {
       List<Info> arr = new ArrayList<>();
       arr.add(Info.of(Keys.APPNUM, Value.uint32(a.getKey())));
-      a.getValue().forEach((k, v) -> {
-        if (!k.equals(Keys.APPNUM.name())) {
-          arr.add(Info.of(k, v));
+      for (Map.Entry<String, Value> e : a.getValue().entrySet()) {
+        if (!e.getKey().equals(Keys.APPNUM.name())) {
+          arr.add(Info.of(e.getKey(), e.getValue()));
         }
-      });
+      }
       arrays.add(new Value.KVal(Keys.APP_INFO_ARRAY.name(), arrayOf(arr)));
     }
 
@@ -367,7 +377,9 @@ public final class JobData {
       }
       if (!p.isEmpty()) {
         List<Value.KVal> kv = new ArrayList<>();
-        p.forEach((k, v) -> kv.add(new Value.KVal(k, v)));
+        for (Map.Entry<String, Value> e : p.entrySet()) {
+          kv.add(new Value.KVal(e.getKey(), e.getValue()));
+        }
         perRank.put(r, kv);
       }
     }
@@ -430,10 +442,26 @@ public final class JobData {
     return out;
   }
 
+  /**
+   * App {@code appnum}'s map, made when missing. Loops, not lambdas, in this class: it builds
+   * every job's data at registration, on the progress thread, where a fresh JVM links each call
+   * site once (docs/architecture.md, "Start-up of pmixrun").
+   */
+  private static Map<String, Value> appMap(Map<Integer, Map<String, Value>> apps, int appnum) {
+    Map<String, Value> m = apps.get(appnum);
+    if (m == null) {
+      m = new LinkedHashMap<>();
+      apps.put(appnum, m);
+    }
+    return m;
+  }
+
   /** The loose job-level values as KVALs. */
   List<Value.KVal> jobLevelKvals() {
     List<Value.KVal> out = new ArrayList<>();
-    jobLevel.forEach((k, v) -> out.add(new Value.KVal(k, v)));
+    for (Map.Entry<String, Value> e : jobLevel.entrySet()) {
+      out.add(new Value.KVal(e.getKey(), e.getValue()));
+    }
     return out;
   }
 

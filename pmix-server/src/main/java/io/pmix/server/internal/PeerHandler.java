@@ -93,16 +93,7 @@ public final class PeerHandler extends PlainInboundHandler {
     }
     timer =
         ctx.executor()
-            .schedule(
-                () -> {
-                  if (!handshakeSeen) {
-                    LOG.log(Level.INFO, "no connect request within {0}; closing {1}",
-                        handshakeTimeout, ctx.channel());
-                    ChannelFuture unused = ctx.close();
-                  }
-                },
-                handshakeTimeout.toNanos(),
-                TimeUnit.NANOSECONDS);
+            .schedule(new HandshakeDeadline(ctx), handshakeTimeout.toNanos(), TimeUnit.NANOSECONDS);
     SocketAddress remote = ctx.channel().remoteAddress();
     SocketAddress local = ctx.channel().localAddress();
     if (ownerLookupExecutor != null
@@ -111,6 +102,28 @@ public final class PeerHandler extends PlainInboundHandler {
       ownerUid = lookUpOwner(ctx, r, l);
     }
     ctx.fireChannelActive();
+  }
+
+  /**
+   * Closes the connection if no connect request came in time. A class, not a lambda: every
+   * connection schedules one, and a fresh server links each call site once (docs/architecture.md,
+   * "Start-up of pmixrun").
+   */
+  private final class HandshakeDeadline implements Runnable {
+    private final ChannelHandlerContext ctx;
+
+    HandshakeDeadline(ChannelHandlerContext ctx) {
+      this.ctx = ctx;
+    }
+
+    @Override
+    public void run() {
+      if (!handshakeSeen) {
+        LOG.log(Level.INFO, "no connect request within {0}; closing {1}",
+            handshakeTimeout, ctx.channel());
+        ChannelFuture unused = ctx.close();
+      }
+    }
   }
 
   @Override

@@ -64,6 +64,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
@@ -86,18 +87,6 @@ import org.jspecify.annotations.Nullable;
 public final class ServerCore {
   private static final System.Logger LOG = LazyLogger.of(ServerCore.class);
 
-  /** A command's handler: the peer, the request's tag, the request as its record decoded it. */
-  private interface Handler<R extends Request> {
-    void handle(Peer peer, int tag, R request);
-  }
-
-  /** A command's entry in the dispatch table: its record type and its handler. */
-  private record Route<R extends Request>(Class<R> type, Handler<R> handler) {
-    void handle(Peer peer, int tag, Request request) {
-      handler.handle(peer, tag, type.cast(request));
-    }
-  }
-
   private final EventLoop loop;
   private final CodecLimits limits;
   private final String hostname;
@@ -111,8 +100,12 @@ public final class ServerCore {
   private final QueryResponder queryResponder;
   private final Monitors monitors;
   private final SnapshotBuilder snapshots;
-  private final Map<Command, Route<?>> routes = new EnumMap<>(Command.class);
+  /** The dispatch table: each command served, with the record type its request decodes to. */
+  private final Map<Command, Class<? extends Request>> routes = new EnumMap<>(Command.class);
   private final SharedStores stores;
+  private final JobInfoResponder jobInfo;
+  private final HostForwarding forwarding;
+  private final JobControl jobControl;
 
   /** Set once a rank is registered under a user that cannot read the stores; never cleared. */
   private volatile boolean someRankCannotReadStores;
@@ -146,22 +139,25 @@ public final class ServerCore {
     String hostname = options.hostname();
     this.hostname = hostname;
     HostCalls hostCalls = new HostCalls(loop, hostExecutor);
+    // One call site for all parts (each site is linked once, docs/architecture.md "Start-up of
+    // pmixrun").
+    BooleanSupplier stopping = this::isStopping;
     this.lifecycle =
-        new PeerLifecycle(registry, host, hostCalls, hostname, this::isStopping, new Effects());
+        new PeerLifecycle(registry, host, hostCalls, hostname, stopping, new Effects());
     ToolSupport tools =
-        new ToolSupport(registry, lifecycle, host, hostCalls, options, limits, this::isStopping);
+        new ToolSupport(registry, lifecycle, host, hostCalls, options, limits, stopping);
     this.stores = SharedStores.open(options, loop);
     this.admission =
         new Admission(
-            registry, lifecycle, host, hostCalls, options, tools, this::isStopping, stores.gate());
+            registry, lifecycle, host, hostCalls, options, tools, stopping, stores.gate());
     this.events = new EventRouter(registry, host, hostCalls);
     this.monitors = new Monitors(loop, events, host, hostCalls);
-    this.modex = new Modex(registry, host, hostCalls, loop, limits, hostname, this::isStopping);
+    this.modex = new Modex(registry, host, hostCalls, loop, limits, hostname, stopping);
     this.collectives = new Collectives(registry, host, hostCalls, loop, limits, hostname);
     this.queryResponder = new QueryResponder(registry, host, hostCalls, options);
     this.snapshots =
         new SnapshotBuilder(registry, lifecycle, events, iof, modex, collectives, stores);
-    JobInfoResponder jobInfo = new JobInfoResponder(hostname);
+    this.jobInfo = new JobInfoResponder(hostname);
     // Another node's process's data (fence, direct modex) goes to the stores too, so the first
     // get after a collecting fence is local; a local rank's is there from its commits, and its
     // REMOTE-only keys must stay out of its local peers' sight.
@@ -175,70 +171,84 @@ public final class ServerCore {
           }
           stores.store(proc.nspace(), proc.rank(), values);
         });
-    HostForwarding forwarding = new HostForwarding(registry, host, hostCalls, options);
-
-    route(
-        Command.REQ,
-        ReqRequest.class,
-        (p, tag, q) -> {
-          // The first client's version is part of the job data (4.2.2's pmix.bfrops.mod), and a
-          // dstore client reads its job data from the store as soon as it has the reply.
-          if (!p.ns().isToolNamespace()) {
-            p.ns().noteClientVersion(p.version());
-          }
-          writeJobData(p);
-          jobInfo.handleReq(p, tag);
-        });
-    route(Command.ABORT, AbortRequest.class, forwarding::handleAbort);
-    route(
-        Command.COMMIT,
-        CommitRequest.class,
-        (p, tag, q) -> {
-          modex.handleCommit(p, tag, q);
-          // Before any other request runs: a fence that follows finds the data in shared memory.
-          ProcData d = p.ns().data().proc(p.info().rank());
-          if (d != null) {
-            stores.store(p.ns().name(), p.info().rank(), d.local());
-          }
-        });
-    route(Command.FENCENB, FenceNbRequest.class, collectives::handleFence);
-    route(Command.GETNB, GetNbRequest.class, modex::handleGet);
-    route(Command.FINALIZE, FinalizeRequest.class, (p, tag, q) -> lifecycle.handleFinalize(p, tag));
-    route(Command.PUBLISHNB, PublishNbRequest.class, forwarding::handlePublish);
-    route(Command.LOOKUPNB, LookupNbRequest.class, forwarding::handleLookup);
-    route(Command.UNPUBLISHNB, UnpublishNbRequest.class, forwarding::handleUnpublish);
-    route(Command.NOTIFY, NotifyRequest.class, events::handleNotify);
-    route(Command.REGEVENTS, RegEventsRequest.class, events::handleRegEvents);
-    route(
-        Command.DEREGEVENTS,
-        DeregEventsRequest.class,
-        (p, tag, q) -> events.handleDeregEvents(p, q));
-    route(Command.QUERY, QueryRequest.class, queryResponder::handleQuery);
-    route(Command.LOG, LogRequest.class, forwarding::handleLog);
-    route(Command.SPAWNNB, SpawnNbRequest.class, forwarding::handleSpawn);
-    JobControl jobControl = new JobControl(registry, lifecycle, host, hostCalls);
-    route(Command.JOB_CONTROL, JobControlRequest.class, jobControl::handle);
-    route(Command.MONITOR, MonitorRequest.class, monitors::handle);
-    route(Command.CONNECTNB, ConnectNbRequest.class, collectives::handleConnect);
-    route(Command.DISCONNECTNB, DisconnectNbRequest.class, collectives::handleDisconnect);
-    route(Command.GROUP_CONSTRUCT, GroupConstructRequest.class,
-        collectives::handleGroupConstruct);
-    route(Command.GROUP_DESTRUCT, GroupDestructRequest.class, collectives::handleGroupDestruct);
+    this.forwarding = new HostForwarding(registry, host, hostCalls, options);
+    this.jobControl = new JobControl(registry, lifecycle, host, hostCalls);
+    route(Command.REQ, ReqRequest.class);
+    route(Command.ABORT, AbortRequest.class);
+    route(Command.COMMIT, CommitRequest.class);
+    route(Command.FENCENB, FenceNbRequest.class);
+    route(Command.GETNB, GetNbRequest.class);
+    route(Command.FINALIZE, FinalizeRequest.class);
+    route(Command.PUBLISHNB, PublishNbRequest.class);
+    route(Command.LOOKUPNB, LookupNbRequest.class);
+    route(Command.UNPUBLISHNB, UnpublishNbRequest.class);
+    route(Command.NOTIFY, NotifyRequest.class);
+    route(Command.REGEVENTS, RegEventsRequest.class);
+    route(Command.DEREGEVENTS, DeregEventsRequest.class);
+    route(Command.QUERY, QueryRequest.class);
+    route(Command.LOG, LogRequest.class);
+    route(Command.SPAWNNB, SpawnNbRequest.class);
+    route(Command.JOB_CONTROL, JobControlRequest.class);
+    route(Command.MONITOR, MonitorRequest.class);
+    route(Command.CONNECTNB, ConnectNbRequest.class);
+    route(Command.DISCONNECTNB, DisconnectNbRequest.class);
+    route(Command.GROUP_CONSTRUCT, GroupConstructRequest.class);
+    route(Command.GROUP_DESTRUCT, GroupDestructRequest.class);
   }
 
   /** Enters {@code cmd} in the dispatch table, counted (e.g. that a dstore client's get after a
    * fence needs no GETNB). */
-  private <R extends Request> void route(Command cmd, Class<R> type, Handler<R> handler) {
-    AtomicLong n = new AtomicLong();
-    requestCounts.put(cmd, n);
-    routes.put(
-        cmd,
-        new Route<>(
-            type,
-            (p, tag, q) -> {
-              n.incrementAndGet();
-              handler.handle(p, tag, q);
-            }));
+  private void route(Command cmd, Class<? extends Request> type) {
+    requestCounts.put(cmd, new AtomicLong());
+    routes.put(cmd, type);
+  }
+
+  /**
+   * Hands a decoded request to the part that owns its command. A switch rather than a method
+   * reference per command: each of those is a call site that a fresh JVM links when the server
+   * is made (~0.15 ms each with pmixrun's archive, docs/architecture.md "Start-up of pmixrun").
+   * The caller has checked the record's type against the table ({@code Class.cast}).
+   */
+  private void handle(Command cmd, Peer p, int tag, Request q) {
+    switch (cmd) {
+      case REQ -> {
+        // The first client's version is part of the job data (4.2.2's pmix.bfrops.mod), and a
+        // dstore client reads its job data from the store as soon as it has the reply.
+        if (!p.ns().isToolNamespace()) {
+          p.ns().noteClientVersion(p.version());
+        }
+        writeJobData(p);
+        jobInfo.handleReq(p, tag);
+      }
+      case ABORT -> forwarding.handleAbort(p, tag, (AbortRequest) q);
+      case COMMIT -> {
+        modex.handleCommit(p, tag, (CommitRequest) q);
+        // Before any other request runs: a fence that follows finds the data in shared memory.
+        ProcData d = p.ns().data().proc(p.info().rank());
+        if (d != null) {
+          stores.store(p.ns().name(), p.info().rank(), d.local());
+        }
+      }
+      case FENCENB -> collectives.handleFence(p, tag, (FenceNbRequest) q);
+      case GETNB -> modex.handleGet(p, tag, (GetNbRequest) q);
+      case FINALIZE -> lifecycle.handleFinalize(p, tag);
+      case PUBLISHNB -> forwarding.handlePublish(p, tag, (PublishNbRequest) q);
+      case LOOKUPNB -> forwarding.handleLookup(p, tag, (LookupNbRequest) q);
+      case UNPUBLISHNB -> forwarding.handleUnpublish(p, tag, (UnpublishNbRequest) q);
+      case NOTIFY -> events.handleNotify(p, tag, (NotifyRequest) q);
+      case REGEVENTS -> events.handleRegEvents(p, tag, (RegEventsRequest) q);
+      case DEREGEVENTS -> events.handleDeregEvents(p, (DeregEventsRequest) q);
+      case QUERY -> queryResponder.handleQuery(p, tag, (QueryRequest) q);
+      case LOG -> forwarding.handleLog(p, tag, (LogRequest) q);
+      case SPAWNNB -> forwarding.handleSpawn(p, tag, (SpawnNbRequest) q);
+      case JOB_CONTROL -> jobControl.handle(p, tag, (JobControlRequest) q);
+      case MONITOR -> monitors.handle(p, tag, (MonitorRequest) q);
+      case CONNECTNB -> collectives.handleConnect(p, tag, (ConnectNbRequest) q);
+      case DISCONNECTNB -> collectives.handleDisconnect(p, tag, (DisconnectNbRequest) q);
+      case GROUP_CONSTRUCT -> collectives.handleGroupConstruct(p, tag, (GroupConstructRequest) q);
+      case GROUP_DESTRUCT -> collectives.handleGroupDestruct(p, tag, (GroupDestructRequest) q);
+      default -> throw new IllegalStateException("no handler for " + cmd);
+    }
   }
 
   /** How many requests of each command were handed to their handler so far. Any thread. */
@@ -631,8 +641,8 @@ public final class ServerCore {
         modex.handleRefresh(peer, tag, r);
         return;
       }
-      Route<?> route = cmd.isPresent() ? routes.get(cmd.get()) : null;
-      if (route == null) {
+      Class<? extends Request> type = cmd.isPresent() ? routes.get(cmd.get()) : null;
+      if (type == null) {
         Replies.status(peer, tag, Status.ERR_NOT_SUPPORTED);
         return;
       }
@@ -648,7 +658,8 @@ public final class ServerCore {
                   ? fence(bytes, peer.format(), r)
                   : io.pmix.common.internal.message.Requests.decodeFields(
                       cmd.get(), r, logWithTime);
-      route.handle(peer, tag, request);
+      requireNonNull(requestCounts.get(cmd.get())).incrementAndGet();
+      handle(cmd.get(), peer, tag, type.cast(request));
     } catch (PmixException e) {
       LOG.log(Level.INFO, "malformed request (command {0}) from {1}: {2}", code, peer,
           e.getMessage());

@@ -143,16 +143,18 @@ public final class ConnectRequestCodec {
     byte[] credential = new byte[(int) credentialLength];
     payload.readBytes(credential);
     int flag = WireIo.readU8(payload, "connector flag (field #4)");
-    ConnectorKind kind =
-        ConnectorKind.fromFlag(flag)
-            .orElseThrow(
-                () ->
-                    new PmixException(
-                        Status.ERR_NOT_SUPPORTED,
-                        "connector flag "
-                            + flag
-                            + (flag == 10 ? " (a 5.0+ scheduler)" : "")
-                            + " is not one OpenPMIx 4.2.2 accepts"));
+    // No orElseThrow with a lambda: every connection's handshake runs this, and a fresh server
+    // links each call site once (docs/architecture.md, "Start-up of pmixrun").
+    Optional<ConnectorKind> known = ConnectorKind.fromFlag(flag);
+    if (known.isEmpty()) {
+      throw new PmixException(
+          Status.ERR_NOT_SUPPORTED,
+          "connector flag "
+              + flag
+              + (flag == 10 ? " (a 5.0+ scheduler)" : "")
+              + " is not one OpenPMIx 4.2.2 accepts");
+    }
+    ConnectorKind kind = known.get();
     OptionalInt euid = OptionalInt.empty();
     OptionalInt egid = OptionalInt.empty();
     if (kind.carriesIds()) {

@@ -3,6 +3,7 @@ package io.pmix.server.internal.collective;
 import static java.util.Objects.requireNonNull;
 
 import io.pmix.common.Proc;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +46,16 @@ final class Groups {
 
   /** Forgets every group with a member in {@code nspace}, which was deregistered. */
   void namespaceGone(String nspace) {
-    groups.values().removeIf(g -> g.members().stream().anyMatch(p -> p.nspace().equals(nspace)));
+    // Loops, not removeIf and a stream: this runs at every job's end, on the progress thread,
+    // where a fresh JVM links each lambda once (docs/architecture.md, "Start-up of pmixrun").
+    for (Iterator<Group> it = groups.values().iterator(); it.hasNext(); ) {
+      for (Proc p : it.next().members()) {
+        if (p.nspace().equals(nspace)) {
+          it.remove();
+          break;
+        }
+      }
+    }
   }
 
   /** The groups, in construction order. */

@@ -39,10 +39,18 @@ public final class IofRegistry {
 
   /** Drops every source in {@code ns}, every request left without one, and {@code ns}'s own. */
   public void namespaceGone(Namespace ns) {
-    for (IofRequest r : requests) {
-      r.sources.removeIf(src -> src.nspace().equals(ns.name()));
+    // Loops, as in forget: this runs at every job's end, on the progress thread.
+    for (Iterator<IofRequest> it = requests.iterator(); it.hasNext(); ) {
+      IofRequest r = it.next();
+      for (Iterator<Proc> src = r.sources.iterator(); src.hasNext(); ) {
+        if (src.next().nspace().equals(ns.name())) {
+          src.remove();
+        }
+      }
+      if (r.sources.isEmpty() || r.requester.ns() == ns) {
+        it.remove();
+      }
     }
-    requests.removeIf(r -> r.sources.isEmpty() || r.requester.ns() == ns);
   }
 
   /** Each (requester, source) pair, in request order. */

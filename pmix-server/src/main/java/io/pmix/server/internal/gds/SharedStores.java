@@ -395,19 +395,43 @@ public final class SharedStores implements AutoCloseable {
    * of the registration once it is written: {@link #written}).
    */
   public void namespaceRegistered(String nspace, int nlocalprocs) {
-    enqueue(
-        (Runnable)
-            () -> {
-              for (DstoreWriter w : home(nspace)) {
-                try {
-                  w.addNamespace(nspace, nlocalprocs);
-                } catch (RuntimeException e) {
-                  LOG.log(
-                      Level.WARNING, "gds " + w.kind().libpmixName() + ": namespace " + nspace, e);
-                }
-              }
-            });
+    enqueue(new AddNamespace(nspace, nlocalprocs));
   }
+
+  /**
+   * Writes a namespace's lock segments, on the writer thread. Classes, not lambdas, for what
+   * every job runs here: a fresh server links each call site once (docs/architecture.md,
+   * "Start-up of pmixrun").
+   */
+  private final class AddNamespace implements Runnable {
+    private final String nspace;
+    private final int nlocalprocs;
+
+    AddNamespace(String nspace, int nlocalprocs) {
+      this.nspace = nspace;
+      this.nlocalprocs = nlocalprocs;
+    }
+
+    @Override
+    public void run() {
+      for (DstoreWriter w : home(nspace)) {
+        try {
+          w.addNamespace(nspace, nlocalprocs);
+        } catch (RuntimeException e) {
+          LOG.log(Level.WARNING, "gds " + w.kind().libpmixName() + ": namespace " + nspace, e);
+        }
+      }
+    }
+  }
+
+  /** Runs {@link #drain} on the writer thread; one instance, submitted once per burst. */
+  private final Runnable drainTask =
+      new Runnable() {
+        @Override
+        public void run() {
+          drain();
+        }
+      };
 
   /**
    * What the writer thread is to do, in order: a {@link DstoreWriter.Write} (run in batches of
@@ -428,7 +452,7 @@ public final class SharedStores implements AutoCloseable {
     // One drain per burst: what a busy writer thread finds queued goes in one batch. A reply
     // gated after this op waits for the drain submitted here, or for the one not yet started.
     if (drainQueued.compareAndSet(false, true)) {
-      ws.submit(this::drain);
+      ws.submit(drainTask);
     }
   }
 
