@@ -198,14 +198,14 @@ public final class PMIxServer implements AutoCloseable {
                 .pipeline()
                 .addLast("connect", new ConnectRequestDecoder())
                 .addLast("frames", new FrameDecoder(options.maxMessageSize(), frameBudget))
-                .addLast("peer", new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));
+                .addLast(
+                    "peer", new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));
           }
         };
     Channel ch;
     try {
-      ch =
-          Acceptor.bind(
-              el, epoll, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4096, childSetup);
+      InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+      ch = Acceptor.bind(el, epoll, loopback, 4096, childSetup);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       c.releaseStores();

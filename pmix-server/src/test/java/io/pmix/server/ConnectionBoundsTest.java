@@ -121,7 +121,8 @@ class ConnectionBoundsTest {
       idle.add(open());
     }
     // Accepted in order on one thread: the three idle ones are counted before the next.
-    assertEquals(0L, RawClients.handshake(open(), "cap", 0) >>> 32, "status (-1: the client was closed)");
+    assertEquals(
+        0L, RawClients.handshake(open(), "cap", 0) >>> 32, "status (-1: the client was closed)");
     assertEquals(true, closedByServer(idle.get(0)));
     assertStaysOpen(idle.get(1));
     // The client is a peer now, no longer counted: one more fills the cap, the next one pushes

@@ -26,9 +26,10 @@ import java.util.concurrent.TimeUnit;
  * is the JVM's first annotation parse, with a proxy class generated per annotation type (~13 ms
  * of a fresh server's start on this machine together with the decoders', see {@link
  * PlainInboundHandler}).
- * The rules kept from it: a failed bind closes the listener; an accepted connection that cannot
- * be set up or registered is closed at once; an accept failure (out of descriptors) stops
- * accepting for a second instead of failing in a loop.
+ *
+ * <p>The rules kept from it: a failed registration or bind closes the listener; an accepted
+ * connection that cannot be set up or registered is closed at once; an accept failure (out of
+ * descriptors) stops accepting for a second instead of failing in a loop.
  */
 public final class Acceptor extends PlainInboundHandler {
   private static final System.Logger LOG = LazyLogger.of(Acceptor.class);
@@ -53,7 +54,8 @@ public final class Acceptor extends PlainInboundHandler {
    * Opens the listener (epoll's or NIO's), registers it on {@code loop} and binds it to {@code
    * address}, waiting for both.
    *
-   * @return the bound listener; on failure it is closed and the bind's failure thrown
+   * @return the bound listener; on failure it is closed and the registration's or bind's failure
+   *     thrown
    * @throws InterruptedException if interrupted while waiting
    */
   public static Channel bind(
@@ -62,15 +64,14 @@ public final class Acceptor extends PlainInboundHandler {
     ServerChannel server = epoll ? new EpollServerSocketChannel() : new NioServerSocketChannel();
     boolean unusedSet = server.config().setOption(ChannelOption.SO_BACKLOG, backlog);
     server.pipeline().addLast(new Acceptor(loop, setup));
-    ChannelFuture unused = loop.register(server).sync();
+    ChannelFuture registered = loop.register(server).await();
+    if (!registered.isSuccess()) {
+      server.unsafe().closeForcibly(); // its socket, which no loop will close
+      ChannelFuture unused = registered.sync(); // throws the registration's failure
+    }
     ChannelFuture bound = server.bind(address);
     bound.addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
     return bound.sync().channel();
-  }
-
-  @Override
-  public boolean isSharable() {
-    return false;
   }
 
   @Override
