@@ -49,6 +49,14 @@ import org.jspecify.annotations.Nullable;
  *       trains pmixrun's class-data archive) the library is copied into the directory it names,
  *       which later runs put on {@code java.library.path}: 22 ms less of a job's fixed cost on the
  *       test machine.
+ *   <li>Processes are started with {@code vfork} and the command's own {@code exec} ({@code
+ *       jdk.lang.Process.launchMechanism=VFORK}, on JDK 17 to 24, unless set), where the JDK's
+ *       default starts each through its {@code jspawnhelper} program, which then execs the command:
+ *       one more program start per process. A 256-process job of the C benchmark client on the
+ *       2-core test machine spent ~1.4 s of its CPU in those starts (`perf`); without them its wall
+ *       went from 7.4 to 6.7 s (C's host server: 6.3 s) and at 1,024 processes from 48.5 to 44.2 s
+ *       (docs/architecture.md, "Starting processes"). JDK 25 deprecates the mechanism (it warns at
+ *       every start) and a later JDK removes it, so there the JDK's default stays.
  * </ul>
  */
 public final class LauncherJvm {
@@ -58,12 +66,17 @@ public final class LauncherJvm {
   private static final String EPOLL_PROVIDER = "sun.nio.ch.EPollSelectorProvider";
   /** Names the directory to copy Netty's epoll library into (the archive's training run). */
   public static final String NATIVE_COPY = "io.pmix.pmixrun.nativeCopy";
+  /** The JDK's choice of how {@code ProcessBuilder.start} makes a process. */
+  static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
+  /** The first JDK that warns at every process start made with {@code VFORK}. */
+  private static final int VFORK_DEPRECATED_IN = 25;
 
   private LauncherJvm() {}
 
   /**
    * Makes the settings above; call first thing in the launcher's {@code main}, before any Netty
-   * class is used (Netty's classes take their loggers when they initialize).
+   * class is used (Netty's classes take their loggers when they initialize) and before any
+   * process is started (the JDK reads its launch mechanism once).
    */
   public static void prepare() {
     boolean configured =
@@ -77,6 +90,11 @@ public final class LauncherJvm {
     }
     if (System.getProperty(SELECTOR_PROVIDER) == null && jdkHasEpollProvider()) {
       System.setProperty(SELECTOR_PROVIDER, EPOLL_PROVIDER);
+    }
+    if (System.getProperty(LAUNCH_MECHANISM) == null
+        && Runtime.version().feature() < VFORK_DEPRECATED_IN
+        && "Linux".equals(System.getProperty("os.name"))) {
+      System.setProperty(LAUNCH_MECHANISM, "VFORK");
     }
     String copyTo = System.getProperty(NATIVE_COPY);
     if (copyTo != null) {

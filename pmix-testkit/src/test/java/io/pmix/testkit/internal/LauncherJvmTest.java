@@ -97,9 +97,60 @@ class LauncherJvmTest {
     assertEquals("x", Files.readString(notADirectory));
   }
 
+  @Test
+  void processesStartWithoutTheJdksHelperWhereTheMechanismIsNotDeprecated() throws Exception {
+    for (Path java : installedJavas()) {
+      Result r = childOn(java, "spawn");
+      int feature = Integer.parseInt(line(r, "feature"));
+      String expected = feature < 25 ? "VFORK" : "null";
+      assertEquals(expected, line(r, "mechanism"), () -> java + ": " + r.describe());
+      assertEquals("hello from the child", line(r, "spawned"), () -> java + ": " + r.describe());
+      assertFalse(r.err.contains("DEPRECATED"), () -> java + ": " + r.describe());
+    }
+  }
+
+  @Test
+  void aLaunchMechanismTheUserGaveIsKept() throws Exception {
+    Result r = child("spawn", "-Djdk.lang.Process.launchMechanism=POSIX_SPAWN");
+    assertEquals("POSIX_SPAWN", line(r, "mechanism"), r::describe);
+    assertEquals("hello from the child", line(r, "spawned"), r::describe);
+  }
+
+  /** The JVM running the tests and every other JDK installed where Debian and CI put them. */
+  private static List<Path> installedJavas() throws IOException {
+    List<Path> javas = new ArrayList<>();
+    javas.add(Path.of(System.getProperty("java.home"), "bin", "java").toRealPath());
+    Path jvms = Path.of("/usr/lib/jvm");
+    if (Files.isDirectory(jvms)) {
+      try (Stream<Path> dirs = Files.list(jvms)) {
+        for (Path dir : dirs.sorted().toList()) {
+          Path java = dir.resolve("bin/java");
+          if (Files.isExecutable(java) && !javas.contains(java.toRealPath())) {
+            javas.add(java.toRealPath());
+          }
+        }
+      }
+    }
+    return javas;
+  }
+
+  /** The rest of the child's line that starts with {@code name} and a space. */
+  private static String line(Result r, String name) {
+    for (String l : r.out.split("\n", -1)) {
+      if (l.startsWith(name + " ")) {
+        return l.substring(name.length() + 1);
+      }
+    }
+    throw new AssertionError("no line " + name + ":\n" + r.describe());
+  }
+
   private static Result child(String mode, String... jvmOptions) throws Exception {
+    return childOn(Path.of(System.getProperty("java.home"), "bin", "java"), mode, jvmOptions);
+  }
+
+  private static Result childOn(Path java, String mode, String... jvmOptions) throws Exception {
     List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add(java.toString());
     cmd.add(CLASS_LOG);
     cmd.addAll(List.of(jvmOptions));
     cmd.add("-cp");
@@ -142,8 +193,12 @@ class LauncherJvmTest {
   static final class Child {
     private Child() {}
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws IOException, InterruptedException {
       LauncherJvm.prepare();
+      if ("spawn".equals(args[0])) {
+        spawn();
+        return;
+      }
       System.Logger pmix = LazyLogger.named("io.pmix.test");
       InternalLogger netty = InternalLoggerFactory.getInstance("io.netty.test");
       pmix.log(Level.DEBUG, "pmix debug 1");
@@ -159,6 +214,18 @@ class LauncherJvmTest {
       pmix.log(Level.INFO, "pmix info after {0}", 2);
       netty.info("netty info after");
       System.exit("quiet".equals(args[0]) || "configured".equals(args[0]) ? 0 : 2);
+    }
+
+    /** Starts a process as pmixrun starts its ranks and prints what it wrote. */
+    private static void spawn() throws IOException, InterruptedException {
+      System.out.println("feature " + Runtime.version().feature());
+      System.out.println("mechanism " + System.getProperty(LauncherJvm.LAUNCH_MECHANISM));
+      Process p =
+          new ProcessBuilder("/bin/sh", "-c", "echo hello from the child")
+              .redirectErrorStream(true)
+              .start();
+      String said = new String(p.getInputStream().readAllBytes(), UTF_8).strip();
+      System.out.println("spawned " + said + (p.waitFor() == 0 ? "" : " (failed)"));
     }
   }
 }
