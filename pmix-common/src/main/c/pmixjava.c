@@ -11,7 +11,7 @@
  * (NativeBytes); the effective ids (LocalProcess); one netlink sock_diag exchange (SockDiagCall:
  * the server asks the kernel who owns a connecting socket); and the connector's socket and
  * poll(2) loop (NativePoller: a fresh JVM's first Selector and SocketChannel cost a first init
- * 20-30 ms).
+ * 20-30 ms); the calling thread's signal mask (ChildSignals: what a started process inherits).
  *
  * Every lock lives in a mapped lock segment shared with libpmix: Java hands us its address
  * (taken once from the direct buffer). Only timed forms take a lock, so a lock a dead process
@@ -29,6 +29,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,7 @@ JNIEXPORT jint JNICALL JNI_NAME(abiVersion)(JNIEnv *env, jclass cls)
 {
     (void) env;
     (void) cls;
-    return 4;
+    return 5;
 }
 
 JNIEXPORT jlong JNICALL JNI_NAME(address0)(JNIEnv *env, jclass cls, jobject direct)
@@ -418,6 +419,38 @@ JNIEXPORT jlong JNICALL Java_io_pmix_common_internal_connector_LocalProcess_effe
     (void) env;
     (void) cls;
     return (jlong) (((uint64_t) (uint32_t) geteuid() << 32) | (uint64_t) (uint32_t) getegid());
+}
+
+/*
+ * ChildSignals: sets the calling thread's blocked signals to `mask` (signal s as bit s-1, 1-64)
+ * and returns the ones it had. sigprocmask acts on the calling thread only on Linux, as
+ * pthread_sigmask does (whose GLIBC_2.32 symbol an old glibc lacks); glibc keeps its own two
+ * signals out of both. A call that fails changes nothing and returns `mask`.
+ */
+JNIEXPORT jlong JNICALL Java_io_pmix_common_internal_ChildSignals_swapMask0(JNIEnv *env, jclass cls,
+                                                                           jlong mask)
+{
+    sigset_t set;
+    sigset_t old;
+    uint64_t bits = (uint64_t) mask;
+    uint64_t had = 0;
+    (void) env;
+    (void) cls;
+    sigemptyset(&set);
+    for (int s = 1; s <= 64; s++) {
+        if ((bits >> (s - 1)) & 1) {
+            sigaddset(&set, s); /* refuses glibc's own and out-of-range ones: left out */
+        }
+    }
+    if (sigprocmask(SIG_SETMASK, &set, &old) != 0) {
+        return mask;
+    }
+    for (int s = 1; s <= 64; s++) {
+        if (1 == sigismember(&old, s)) {
+            had |= (uint64_t) 1 << (s - 1);
+        }
+    }
+    return (jlong) had;
 }
 
 /*

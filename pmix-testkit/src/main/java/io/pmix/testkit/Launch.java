@@ -7,6 +7,7 @@ import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
+import io.pmix.common.internal.ChildSignals;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerSnapshot;
@@ -606,12 +607,17 @@ final class Launch {
     }
     boolean forward = o.files() == null || o.files().copy();
     Process p;
+    // The rank starts with no signal blocked, as a C launcher's (ChildSignals: a Java thread
+    // blocks SIGQUIT and a started process inherits that).
+    long signalsHad = ChildSignals.unblockAll();
     try {
       p = pb.start();
     } catch (IOException e) {
       closeQuietly(fileOut);
       closeQuietly(fileErr);
       throw new IOException("cannot start " + app.argv().get(0) + ": " + e.getMessage(), e);
+    } finally {
+      ChildSignals.restore(signalsHad);
     }
     procs[r] = p;
     final int rank = r;

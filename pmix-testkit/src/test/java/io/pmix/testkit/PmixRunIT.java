@@ -315,6 +315,19 @@ class PmixRunIT {
   }
 
   /**
+   * A rank begins with no signal blocked, as Open MPI's mpirun starts its ranks: the JVM's
+   * threads block SIGQUIT, which a started process would otherwise inherit (ChildSignals).
+   */
+  @Test
+  void aRankStartsWithNoSignalBlocked() {
+    PmixRunProcess p = PmixRunProcess.run(LIMIT, "-n", "2", "--", "grep", "SigBlk",
+        "/proc/self/status");
+    assertEquals(0, p.exit(), p::describe);
+    assertEquals(2, p.stdout().split("SigBlk:\t0000000000000000\n", -1).length - 1,
+        p::describe);
+  }
+
+  /**
    * Untagged, a rank writes to pmixrun's own standard output and error and reads an empty input
    * unless it is rank 0 (which reads pmixrun's): no pipe and no pump thread per rank, whose ends
    * in pmixrun made each later start slower (docs/architecture.md, "Starting processes");

@@ -11,7 +11,7 @@ import java.nio.ByteBuffer;
  */
 final class JniPthreads extends Pthreads {
   /** The C side's {@code abiVersion()}: both change together. */
-  static final int ABI_VERSION = 4;
+  static final int ABI_VERSION = 5;
 
   private static final class Holder {
     static final JniPthreads INSTANCE;
