@@ -15,6 +15,7 @@ import io.pmix.server.PMIxServer;
 import io.pmix.server.ServerOptions;
 import io.pmix.server.internal.gds.StaleStores;
 import io.pmix.testkit.internal.LauncherJvm;
+import io.pmix.testkit.internal.MpiLinkage;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -622,10 +623,6 @@ public final class PmixRun {
   }
 
   /**
-   * Whether {@code command} names an ELF executable that {@code ldd} shows linked against libmpi
-   * (an MPI program). Looks the name up on the PATH as exec would.
-   */
-  /**
    * Whether the job gets Slurm's variables ({@code --slurm-env}, else whether an app is linked
    * against libmpi), decided on a thread of its own: ldd is a process.
    */
@@ -677,6 +674,11 @@ public final class PmixRun {
     }
   }
 
+  /**
+   * Whether {@code command} names an ELF executable that loads libmpi (an MPI program), as {@code
+   * ldd} would show: read from the files ({@link MpiLinkage}), through ldd where that cannot tell.
+   * Looks the name up on the PATH as exec would.
+   */
   static boolean linkedAgainstMpi(String command) {
     Path exe = resolve(command);
     if (exe == null) {
@@ -690,6 +692,10 @@ public final class PmixRun {
       }
     } catch (IOException e) {
       return false;
+    }
+    MpiLinkage.Answer read = MpiLinkage.of(exe, System.getenv("LD_LIBRARY_PATH"));
+    if (read != MpiLinkage.Answer.UNKNOWN) {
+      return read == MpiLinkage.Answer.MPI;
     }
     try {
       Process p = new ProcessBuilder("ldd", exe.toString()).redirectErrorStream(true).start();

@@ -45,7 +45,7 @@ class JnaStartupTest {
             "/lib/x86_64-linux-gnu",
             "/usr/lib",
             "/lib"),
-        JnaStartup.platformPath(root, "x86_64-linux-gnu"));
+        LinkerPaths.platformPath(root, "x86_64-linux-gnu"));
   }
 
   @Test
@@ -53,7 +53,7 @@ class JnaStartupTest {
     Files.createDirectories(root.resolve("etc"));
     Files.createDirectories(root.resolve("lib"));
     Files.writeString(root.resolve("etc/ld.so.conf"), "include ld.so.conf\n/lib\n");
-    assertEquals(List.of("/lib"), JnaStartup.platformPath(root, null));
+    assertEquals(List.of("/lib"), LinkerPaths.platformPath(root, null));
   }
 
   @Test
