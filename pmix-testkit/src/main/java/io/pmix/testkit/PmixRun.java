@@ -684,7 +684,8 @@ public final class PmixRun {
     if (exe == null) {
       return false;
     }
-    try (InputStream in = Files.newInputStream(exe)) {
+    // java.io: the NIO file streams would load ~30 classes more on this start-up path.
+    try (InputStream in = new java.io.FileInputStream(exe.toFile())) {
       byte[] magic = in.readNBytes(4);
       if (magic.length < 4 || magic[0] != 0x7f || magic[1] != 'E' || magic[2] != 'L'
           || magic[3] != 'F') {

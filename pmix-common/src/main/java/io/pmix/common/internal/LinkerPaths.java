@@ -1,5 +1,8 @@
 package io.pmix.common.internal;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import java.io.FileInputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,7 +66,7 @@ public final class LinkerPaths {
   private static void readLdConf(Path root, Path file, Set<String> dirs, int depth) {
     List<String> lines;
     try {
-      lines = Files.readAllLines(file);
+      lines = lines(file);
     } catch (IOException | RuntimeException e) {
       return;
     }
@@ -81,6 +84,29 @@ public final class LinkerPaths {
         dirs.add(line);
       }
     }
+  }
+
+  /**
+   * The lines of {@code file}, read through {@code java.io}: {@code Files.readAllLines} would load
+   * the JDK's file-channel classes, ~30 of them, in a JVM that may need none (a client's init,
+   * pmixrun's start).
+   */
+  private static List<String> lines(Path file) throws IOException {
+    byte[] bytes;
+    try (FileInputStream in = new FileInputStream(file.toFile())) {
+      bytes = in.readAllBytes();
+    }
+    List<String> out = new ArrayList<>();
+    int from = 0;
+    for (int i = 0; i <= bytes.length; i++) {
+      if (i == bytes.length || bytes[i] == '\n') {
+        if (i > from || i < bytes.length) {
+          out.add(new String(bytes, from, i - from, UTF_8));
+        }
+        from = i + 1;
+      }
+    }
+    return out;
   }
 
   /** The blank-separated words of {@code s} (no regular expression: see {@link #include}). */
