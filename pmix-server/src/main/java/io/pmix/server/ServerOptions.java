@@ -5,8 +5,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import io.pmix.common.codec.BufferType;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import io.pmix.common.internal.connector.LocalProcess;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
@@ -245,15 +244,11 @@ public final class ServerOptions {
     if (env != null && !env.isEmpty()) {
       return env;
     }
-    try {
-      String h = InetAddress.getLocalHost().getHostName();
-      // OpenPMIx strips the domain unless told to keep the FQDN.
-      int dot = h.indexOf('.');
-      return dot > 0 && !Character.isDigit(h.charAt(0)) ? h.substring(0, dot) : h;
-    } catch (UnknownHostException e) {
-      return "localhost";
-    }
+    // gethostname(2) without the domain, as OpenPMIx (unless told to keep the FQDN) and our
+    // client name the node; no name-service lookup of it (InetAddress.getLocalHost's).
+    return LocalProcess.localHostname();
   }
+
 
   /** The variable {@code pmixVariable}, else TMPDIR, TEMP, TMP, else /tmp (as OpenPMIx). */
   private static Path defaultTmpdir(String pmixVariable) {

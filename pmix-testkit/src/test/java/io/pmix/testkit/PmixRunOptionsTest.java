@@ -190,6 +190,16 @@ class PmixRunOptionsTest {
   }
 
   @Test
+  void runDirectoriesAreRecognizedByName() {
+    assertEquals(123, PmixRun.runDirectoryPid("pmixrun-123-0"));
+    assertEquals(7, PmixRun.runDirectoryPid("pmixrun-7-x-y"));
+    for (String other : List.of("pmixrun-12a-0", "pmixrun-123-", "pmixrun--0", "pmixrun-123",
+        "xpmixrun-1-0", "pmix-1-0", "pmixrun-" + "9".repeat(20) + "-0", "pmixrun-٣-0")) {
+      assertEquals(-1, PmixRun.runDirectoryPid(other), other);
+    }
+  }
+
+  @Test
   void mpiDetectionIgnoresScriptsAndMissingFiles() {
     assertFalse(PmixRun.linkedAgainstMpi("/nonexistent/x"));
     assertFalse(PmixRun.linkedAgainstMpi("sh")); // an ELF, but no libmpi
