@@ -87,7 +87,8 @@ public final class PmixRun {
     for (String w : o.warnings()) {
       err.println("pmixrun: warning: " + w);
     }
-    // ldd runs in its own process while this JVM starts the server (tens of ms a program).
+    // The libmpi check reads the programs' files (ldd where that cannot tell) on a thread of its
+    // own while this JVM starts the server.
     CompletableFuture<Boolean> slurmDecision = slurmEnv(o, err);
 
     long pid = ProcessHandle.current().pid();
@@ -623,7 +624,7 @@ public final class PmixRun {
 
   /**
    * Whether the job gets Slurm's variables ({@code --slurm-env}, else whether an app is linked
-   * against libmpi), decided on a thread of its own: ldd is a process.
+   * against libmpi), decided on a thread of its own: it reads files, and may run ldd.
    */
   private static CompletableFuture<Boolean> slurmEnv(PmixRunOptions o, PrintStream err) {
     if (o.slurmEnv() != null) {
@@ -681,16 +682,6 @@ public final class PmixRun {
   static boolean linkedAgainstMpi(String command) {
     Path exe = resolve(command);
     if (exe == null) {
-      return false;
-    }
-    // java.io: the NIO file streams would load ~30 classes more on this start-up path.
-    try (InputStream in = new java.io.FileInputStream(exe.toFile())) {
-      byte[] magic = in.readNBytes(4);
-      if (magic.length < 4 || magic[0] != 0x7f || magic[1] != 'E' || magic[2] != 'L'
-          || magic[3] != 'F') {
-        return false;
-      }
-    } catch (IOException e) {
       return false;
     }
     MpiLinkage.Answer read = MpiLinkage.of(exe, System.getenv("LD_LIBRARY_PATH"));

@@ -46,7 +46,7 @@ public final class MpiLinkage {
   public enum Answer {
     /** A {@code libmpi.so} is among the libraries the executable loads. */
     MPI,
-    /** The executable loads no {@code libmpi.so} (or is not a dynamic ELF executable). */
+    /** The file loads no {@code libmpi.so}, or is not a dynamic ELF executable (a script). */
     NOT_MPI,
     /** This reading cannot tell; ask {@code ldd}. */
     UNKNOWN
@@ -99,6 +99,9 @@ public final class MpiLinkage {
   private Answer walk(Path executable) {
     Elf exe;
     try {
+      if (!Elf.hasMagic(executable.toFile())) {
+        return Answer.NOT_MPI; // a script or data: ldd says "not a dynamic executable"
+      }
       exe = Elf.read(executable.toFile(), true);
     } catch (IOException e) {
       return Answer.UNKNOWN;
@@ -261,6 +264,14 @@ public final class MpiLinkage {
       this.rpath = rpath;
       this.runpath = runpath;
       this.soname = soname;
+    }
+
+    /** Whether {@code f} begins as an ELF file does. */
+    static boolean hasMagic(File f) throws IOException {
+      try (RandomAccessFile in = new RandomAccessFile(f, "r")) {
+        byte[] m = new byte[4];
+        return in.read(m) == 4 && m[0] == 0x7f && m[1] == 'E' && m[2] == 'L' && m[3] == 'F';
+      }
     }
 
     /** The file's dynamic section, or null if it is not a 64-bit little-endian ELF file. */

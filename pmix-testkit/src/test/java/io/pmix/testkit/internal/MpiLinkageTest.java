@@ -99,10 +99,10 @@ class MpiLinkageTest {
     assertEquals(Answer.UNKNOWN, MpiLinkage.of(bare, null), "libmid.so is not found: ask ldd");
     assertEquals(Answer.NOT_MPI, MpiLinkage.of(plain, null));
     assertEquals(lddSaysMpi(plain, null), false);
-    // Not an ELF file of this reading's kind: a script.
+    // Not an ELF file: a script, as ldd says, is no dynamic executable.
     Path script = dir.resolve("script.sh");
     Files.writeString(script, "#!/bin/sh\n");
-    assertEquals(Answer.UNKNOWN, MpiLinkage.of(script, null));
+    assertEquals(Answer.NOT_MPI, MpiLinkage.of(script, null));
   }
 
   @Test
