@@ -109,7 +109,7 @@ public final class MpiLinkage {
     if (exe == null) {
       return Answer.UNKNOWN;
     }
-    if (!exe.dynamic) {
+    if (!exe.dynamic()) {
       return Answer.NOT_MPI; // static: ldd says "not a dynamic executable"
     }
     Set<String> seen = new HashSet<>();
@@ -119,10 +119,10 @@ public final class MpiLinkage {
     Map<String, Elf> loaded = new HashMap<>();
     Deque<Elf> todo = new ArrayDeque<>();
     todo.add(exe);
-    seen.add(canonical(exe.file));
+    seen.add(canonical(exe.file()));
     while (!todo.isEmpty()) {
       Elf obj = todo.poll();
-      for (String needed : obj.needed) {
+      for (String needed : obj.needed()) {
         if (isMpi(needed)) {
           return Answer.MPI;
         }
@@ -133,14 +133,14 @@ public final class MpiLinkage {
             return Answer.UNKNOWN;
           }
           loaded.put(needed, dep);
-          if (dep.soname != null) {
-            loaded.putIfAbsent(dep.soname, dep);
+          if (dep.soname() != null) {
+            loaded.putIfAbsent(dep.soname(), dep);
           }
         }
-        if (isMpi(dep.file.getPath())) {
+        if (isMpi(dep.file().getPath())) {
           return Answer.MPI;
         }
-        if (seen.add(canonical(dep.file))) {
+        if (seen.add(canonical(dep.file()))) {
           if (seen.size() > MAX_OBJECTS) {
             return Answer.UNKNOWN;
           }
@@ -163,15 +163,16 @@ public final class MpiLinkage {
       return candidate(new File(name), exe);
     }
     List<List<String>> order = new ArrayList<>();
-    if (obj.runpath == null) {
-      order.add(obj.rpath);
-      if (obj != exe && exe.runpath == null) {
-        order.add(exe.rpath);
+    if (obj.runpath() == null) {
+      order.add(obj.rpath());
+      if (obj != exe && exe.runpath() == null) {
+        order.add(exe.rpath());
       }
     }
     order.add(libraryPath);
-    if (obj.runpath != null) {
-      order.add(obj.runpath);
+    List<String> runpath = obj.runpath();
+    if (runpath != null) {
+      order.add(runpath);
     }
     order.add(systemDirs);
     for (List<String> dirs : order) {
@@ -196,7 +197,7 @@ public final class MpiLinkage {
     }
     try {
       Elf e = Elf.read(f, false);
-      return e != null && e.machine == exe.machine ? e : null;
+      return e != null && e.machine() == exe.machine() ? e : null;
     } catch (IOException ex) {
       return null;
     }
@@ -209,7 +210,7 @@ public final class MpiLinkage {
     }
     // The executable's origin is where it really is (the linker reads /proc/self/exe), a
     // library's where it was found.
-    File where = obj.executable ? new File(canonical(obj.file)) : obj.file.getAbsoluteFile();
+    File where = obj.executable() ? new File(canonical(obj.file())) : obj.file().getAbsoluteFile();
     File parent = where.getParentFile();
     String origin = parent == null ? "/" : parent.getPath();
     String d = dir.replace("${ORIGIN}", origin).replace("$ORIGIN", origin);
@@ -236,36 +237,20 @@ public final class MpiLinkage {
     return out;
   }
 
-  /** What this class reads of one ELF file. */
-  private static final class Elf {
-    final File file;
-    final boolean executable;
-    final int machine;
-    final boolean dynamic;
-    final List<String> needed;
-    final List<String> rpath;
-    final @Nullable List<String> runpath;
-    final @Nullable String soname;
-
-    private Elf(
-        File file,
-        boolean executable,
-        int machine,
-        boolean dynamic,
-        List<String> needed,
-        List<String> rpath,
-        @Nullable List<String> runpath,
-        @Nullable String soname) {
-      this.file = file;
-      this.executable = executable;
-      this.machine = machine;
-      this.dynamic = dynamic;
-      this.needed = needed;
-      this.rpath = rpath;
-      this.runpath = runpath;
-      this.soname = soname;
-    }
-
+  /**
+   * What this class reads of one ELF file. A record whose generated {@code equals}, {@code
+   * hashCode} and {@code toString} are never called (objects are compared by identity), so no
+   * method-handle bootstrap runs on pmixrun's start-up path.
+   */
+  private record Elf(
+      File file,
+      boolean executable,
+      int machine,
+      boolean dynamic,
+      List<String> needed,
+      List<String> rpath,
+      @Nullable List<String> runpath,
+      @Nullable String soname) {
     /** Whether {@code f} begins as an ELF file does. */
     static boolean hasMagic(File f) throws IOException {
       try (RandomAccessFile in = new RandomAccessFile(f, "r")) {
