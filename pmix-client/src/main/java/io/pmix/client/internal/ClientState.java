@@ -114,13 +114,11 @@ public final class ClientState implements LibraryState {
             : Proc.of(env.nspace().orElseThrow(), env.rank());
     ClientState s = new ClientState(env, me, singleton);
     try {
-      CompletableFuture<Void> opened;
       if (singleton) {
-        opened =
-            s.session.openStandalone(
-                me,
-                "running as a singleton: there is no server",
-                store -> store.describeSingleton(env.hostname()));
+        s.session.openStandalone(
+            me,
+            "running as a singleton: there is no server",
+            store -> store.describeSingleton(env.hostname()));
       } else {
         // The gds module as libpmix's client chooses it, its store attached before the handshake
         // announces it: the server then stores this namespace's data where we read it.
@@ -134,12 +132,12 @@ public final class ClientState implements LibraryState {
           gds.reader().ifPresent(DstoreReader::close);
           throw e;
         }
-        opened =
-            gds.reader().isPresent()
-                ? s.session.open(plan, gds.reader().get())
-                : s.session.open(plan);
+        if (gds.reader().isPresent()) {
+          s.session.open(plan, gds.reader().get());
+        } else {
+          s.session.open(plan);
+        }
       }
-      s.session.await(opened, "init");
     } catch (RuntimeException e) {
       s.session.stopThreads();
       throw e;

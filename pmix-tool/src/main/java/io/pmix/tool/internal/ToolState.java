@@ -128,7 +128,7 @@ public final class ToolState implements LibraryState {
         tried.add(c);
         candidates = List.copyOf(tried);
         try {
-          session.await(session.open(plan(st, c, search)), "init");
+          session.open(plan(st, c, search));
           chosen = c;
           return;
         } catch (PmixException e) {
@@ -151,7 +151,7 @@ public final class ToolState implements LibraryState {
     Proc me =
         st.identity()
             .orElse(Proc.of("tool." + st.hostname() + "." + LocalProcess.pid(), 0));
-    session.await(session.openStandalone(me, reason, store -> {}), "init");
+    session.openStandalone(me, reason, store -> {});
   }
 
   private ConnectPlan plan(ToolSettings st, Candidate c, boolean search) {

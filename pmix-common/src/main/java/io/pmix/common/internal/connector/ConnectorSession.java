@@ -238,6 +238,33 @@ public final class ConnectorSession {
     LibraryThreads.checkMayBlock(role, operation);
     Runnable release = LibraryThreads.awaiting(f);
     try {
+      return waitFor(f, operation);
+    } finally {
+      release.run();
+    }
+  }
+
+  /**
+   * Runs {@code body} on the progress thread and waits for the future it completes, a future no
+   * one else sees. It is marked as waited on before the hand-off, so the progress thread completes
+   * it itself even when it is done before this thread begins to wait (a singleton's init often
+   * is): the callback thread is not started for it.
+   */
+  private <T> T callAndAwait(Consumer<CompletableFuture<T>> body, String operation) {
+    LibraryThreads.checkMayBlock(role, operation);
+    CompletableFuture<T> f = new CompletableFuture<>();
+    Runnable release = LibraryThreads.awaiting(f);
+    try {
+      threads.call(f, body);
+      return waitFor(f, operation);
+    } finally {
+      release.run();
+    }
+  }
+
+  /** Waits for {@code f}, unwrapping its failure. */
+  private static <T> T waitFor(CompletableFuture<T> f, String operation) {
+    try {
       return f.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -248,8 +275,6 @@ public final class ConnectorSession {
         throw r;
       }
       throw new PmixException(Status.ERROR, operation + " failed", c);
-    } finally {
-      release.run();
     }
   }
 
@@ -308,43 +333,50 @@ public final class ConnectorSession {
   /**
    * Runs without a server: the identity is {@code me}, a data store exists (filled by {@code
    * describe}, on the progress thread) and every request fails with {@code ERR_UNREACH} and
-   * {@code reason}.
+   * {@code reason}. Blocks until the store is filled.
+   *
+   * @throws PmixException with {@code ERR_INIT} if the session was shut down
+   * @throws IllegalStateException on one of the role's own threads
    */
-  public CompletableFuture<Void> openStandalone(
-      Proc me, String reason, Consumer<DataStore> describe) {
+  public void openStandalone(Proc me, String reason, Consumer<DataStore> describe) {
     requireNonNull(me, "me");
     requireNonNull(reason, "reason");
     requireNonNull(describe, "describe");
-    return call(
-        f -> {
-          DataStore s = new DataStore(me, hostname, format);
-          gets.install(s);
-          describe.accept(s);
-          connection.openStandalone(me, reason);
-          complete(f, null);
-        });
+    Void unused =
+        callAndAwait(
+            f -> {
+              DataStore s = new DataStore(me, hostname, format);
+              gets.install(s);
+              describe.accept(s);
+              connection.openStandalone(me, reason);
+              complete(f, null);
+            },
+            "init");
   }
 
   /**
    * Connects as {@code plan} says, performs the handshake and the job-data request (REQ) and
-   * completes when the data has arrived. The identity is the one in the connect request, or the
-   * one the server assigns (flags 3 and 6). May be called again after a failure, for instance with
+   * returns when the data has arrived. The identity is the one in the connect request, or the one
+   * the server assigns (flags 3 and 6). May be called again after a failure, for instance with
    * another server.
    *
-   * @return a future failing with {@code ERR_UNREACH} if the server cannot be reached or refuses,
+   * @throws PmixException with {@code ERR_UNREACH} if the server cannot be reached or refuses,
    *     {@code ERR_INIT} if the session was shut down meanwhile
+   * @throws IllegalStateException on one of the role's own threads
    */
-  public CompletableFuture<Void> open(ConnectPlan plan) {
+  public void open(ConnectPlan plan) {
     requireNonNull(plan, "plan");
     // An anonymous class, not a lambda, on the way of a first init (docs/architecture.md, "First
     // requests").
-    return call(
-        new Consumer<CompletableFuture<Void>>() {
-          @Override
-          public void accept(CompletableFuture<Void> f) {
-            connection.open(plan, f);
-          }
-        });
+    Void unused =
+        callAndAwait(
+            new Consumer<CompletableFuture<Void>>() {
+              @Override
+              public void accept(CompletableFuture<Void> f) {
+                connection.open(plan, f);
+              }
+            },
+            "init");
   }
 
   /**
@@ -355,7 +387,7 @@ public final class ConnectorSession {
    *
    * @throws IllegalArgumentException if the request announces another module
    */
-  public CompletableFuture<Void> open(ConnectPlan plan, GdsModule gds) {
+  public void open(ConnectPlan plan, GdsModule gds) {
     requireNonNull(plan, "plan");
     requireNonNull(gds, "gds");
     if (!plan.request().gdsModule().equals(gds.name())) {
@@ -364,21 +396,25 @@ public final class ConnectorSession {
           "the connect request announces " + plan.request().gdsModule() + ", not " + gds.name());
     }
     AtomicBoolean handed = new AtomicBoolean();
-    CompletableFuture<Void> f =
-        call(
-            new Consumer<CompletableFuture<Void>>() { // not a lambda: every ds21 first init
-              @Override
-              public void accept(CompletableFuture<Void> g) {
-                handed.set(true);
-                ConnectorSession.this.gds.install(gds);
-                connection.open(plan, g);
-              }
-            });
-    if (f.isDone() && !handed.get()) {
-      // Refused (the session has stopped): the body never ran, so the module is still ours.
-      gds.close();
+    try {
+      Void unused =
+          callAndAwait(
+              new Consumer<CompletableFuture<Void>>() { // not a lambda: every ds21 first init
+                @Override
+                public void accept(CompletableFuture<Void> g) {
+                  handed.set(true);
+                  ConnectorSession.this.gds.install(gds);
+                  connection.open(plan, g);
+                }
+              },
+              "init");
+    } finally {
+      if (!handed.get()) {
+        // Refused (the session has stopped, or this is one of its threads): the body never ran,
+        // so the module is still ours.
+        gds.close();
+      }
     }
-    return f;
   }
 
   /** The gds module this cycle reads its data through: {@code ds21}, {@code ds12} or hash. */

@@ -205,12 +205,17 @@ public final class LibraryThreads implements SessionPart {
   /** Runs {@code body} on the progress thread; its failures complete the future. */
   <T> CompletableFuture<T> call(Consumer<CompletableFuture<T>> body) {
     CompletableFuture<T> f = new CompletableFuture<>();
+    call(f, body);
+    return f;
+  }
+
+  /** Runs {@code body} with {@code f} on the progress thread; its failures complete {@code f}. */
+  <T> void call(CompletableFuture<T> f, Consumer<CompletableFuture<T>> body) {
     try {
       loop.execute(new Call<>(body, f));
     } catch (RejectedExecutionException e) {
       f.completeExceptionally(finalized(e));
     }
-    return f;
   }
 
   /** A body run on the progress thread; its failure fails the future. */
@@ -288,8 +293,10 @@ public final class LibraryThreads implements SessionPart {
   /**
    * Whether the progress thread may complete {@code f} itself (see {@link #awaiting}). Before the
    * callback thread has started nothing was handed to it, so nothing is pending: a cycle whose
-   * calls all block (init, put, commit, fence, get, finalize) never starts it, which spares a
-   * thread's start at init and its stop at finalize (issue 15).
+   * calls all block (init, put, commit, fence, get, finalize) does not start it, which spares a
+   * thread's start at init and its stop at finalize (issue 15). Init's future is marked before
+   * its hand-off; a blocking call's other futures when the caller begins to wait, so one that the
+   * progress thread completes before that still goes through the callback thread.
    */
   private boolean direct(CompletableFuture<?> f) {
     return pendingCallbacks.get() == 0 && loop.inLoop() && AWAITED.contains(f);

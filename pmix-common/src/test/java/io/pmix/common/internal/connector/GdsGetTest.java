@@ -102,7 +102,7 @@ class GdsGetTest {
             ReplyLayout.CLIENT,
             1,
             Duration.ofMillis(10));
-    session.await(session.open(plan, store), "init");
+    session.open(plan, store);
   }
 
   private Value get(Proc p, String key, Info... directives) {

@@ -38,8 +38,7 @@ class SessionPartsTest {
   @BeforeEach
   void open() {
     session = new ConnectorSession(ROLE, WireFormat.DEFAULT, "testhost");
-    session.await(
-        session.openStandalone(Proc.of("parts", 0), "no server in this test", s -> {}), "init");
+    session.openStandalone(Proc.of("parts", 0), "no server in this test", s -> {});
   }
 
   @AfterEach
