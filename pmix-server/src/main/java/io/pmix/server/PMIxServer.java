@@ -29,6 +29,7 @@ import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.NettyDefaults;
 import io.pmix.server.internal.Acceptor;
 import io.pmix.server.internal.ClientRehearsal;
+import io.pmix.server.internal.LoopReceiveBuffer;
 import io.pmix.server.internal.PeerHandler;
 import io.pmix.server.internal.PendingHandshakes;
 import io.pmix.server.internal.ProgressExecutor;
@@ -187,11 +188,13 @@ public final class PMIxServer implements AutoCloseable {
     // Shared by every connection of this server: the bounds are global, not per connection.
     FrameBudget frameBudget = FrameBudget.of(options.frameBudget());
     PendingHandshakes pending = new PendingHandshakes(options.maxPendingHandshakes());
+    LoopReceiveBuffer receive = LoopReceiveBuffer.of(el);
     Acceptor.ChildSetup childSetup =
         new Acceptor.ChildSetup() {
           @Override
           public void setUp(Channel child) {
             all.add(child);
+            var unusedConfig = child.config().setRecvByteBufAllocator(receive);
             // No encoder: every reply is written as one framed buffer (Replies.frame, the
             // handshake replies), so no outbound handler has anything to do.
             child
