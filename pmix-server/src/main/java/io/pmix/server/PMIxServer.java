@@ -25,7 +25,7 @@ import io.pmix.common.Value;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.FrameBudget;
-import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameReader;
 import io.pmix.common.internal.wire.NettyDefaults;
 import io.pmix.server.internal.Acceptor;
 import io.pmix.server.internal.ClientRehearsal;
@@ -200,7 +200,7 @@ public final class PMIxServer implements AutoCloseable {
             child
                 .pipeline()
                 .addLast("connect", new ConnectRequestDecoder())
-                .addLast("frames", new FrameDecoder(options.maxMessageSize(), frameBudget))
+                .addLast("frames", new FrameReader(options.maxMessageSize(), frameBudget))
                 .addLast(
                     "peer", new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));
           }

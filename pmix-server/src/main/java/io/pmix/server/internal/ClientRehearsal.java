@@ -37,9 +37,10 @@ import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
-import io.pmix.common.internal.wire.Frame;
+import io.pmix.common.internal.wire.ArrayFrame;
 import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameReader;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.ServerOptions;
 import java.io.IOException;
@@ -84,7 +85,7 @@ public final class ClientRehearsal {
     // One handler through the builder: the handler-array constructors add them through a
     // ChannelInitializer, whose @Sharable would be parsed (see Acceptor).
     EmbeddedChannel ch = EmbeddedChannel.builder().handlers(new ConnectRequestDecoder()).build();
-    ch.pipeline().addLast(new FrameDecoder(options.maxMessageSize(), FrameBudget.UNLIMITED));
+    ch.pipeline().addLast(new FrameReader(options.maxMessageSize(), FrameBudget.UNLIMITED));
     try {
       ConnectRequest req =
           ConnectRequest.builder()
@@ -192,16 +193,10 @@ public final class ClientRehearsal {
     wire.writeInt(0).writeInt(tag).writeInt(length).writeInt(0); // pindex, tag, nbytes, padding
     wire.writeBytes(w.nioBuffer(0, length));
     ch.writeInbound(wire);
-    Frame frame = ch.readInbound();
-    try {
-      byte[] bytes = new byte[frame.payload().readableBytes()];
-      frame.payload().readBytes(bytes);
-      PmixReader reader = new PmixReader(WireBuffer.wrap(bytes), format);
-      Command cmd = Command.fromCode(reader.unpackByteEnum(DataType.COMMAND)).orElseThrow();
-      return Requests.decodeFields(cmd, reader, true);
-    } finally {
-      frame.release();
-    }
+    ArrayFrame frame = ch.readInbound();
+    PmixReader reader = new PmixReader(WireBuffer.wrap(frame.payload()), format);
+    Command cmd = Command.fromCode(reader.unpackByteEnum(DataType.COMMAND)).orElseThrow();
+    return Requests.decodeFields(cmd, reader, true);
   }
 
   /** A reply encoded as {@code Replies.frame} encodes it, into a buffer then dropped. */

@@ -6,7 +6,7 @@ import io.pmix.common.internal.wire.PlainInboundHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ConnectRequest;
-import io.pmix.common.internal.wire.Frame;
+import io.pmix.common.internal.wire.ArrayFrame;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -141,14 +141,13 @@ public final class PeerHandler extends PlainInboundHandler {
       }
       return;
     }
-    if (msg instanceof Frame frame) {
+    if (msg instanceof ArrayFrame frame) {
       if (peer == null) {
         // A frame before the handshake was answered: C connectors never do this.
-        frame.release();
         ChannelFuture unused = ctx.close();
         return;
       }
-      core.frame(peer, frame);
+      core.frame(peer, frame.tag(), frame.payload());
       return;
     }
     ReferenceCountUtil.release(msg);

@@ -594,27 +594,22 @@ public final class ServerCore {
     lifecycle.closed((Peer) peerHandle);
   }
 
-  /** A frame from a connected peer; the frame is released here. */
-  public void frame(Object peerHandle, Frame frame) {
+  /** A frame from a connected peer: its tag and payload, which the core now owns. */
+  public void frame(Object peerHandle, int tag, byte[] payload) {
     checkLoop();
     Peer peer = (Peer) peerHandle;
-    try {
-      if (peer.closed() || stopping) {
-        return;
-      }
-      int tag = frame.tag();
-      if (Tags.isReserved(tag)) {
-        // Tag 1 is a heartbeat (for the heartbeat monitors); tags 0 and 2 from a client are
-        // dropped, as C does.
-        if (tag == Tags.HEARTBEAT) {
-          monitors.beat(peer);
-        }
-        return;
-      }
-      dispatch(peer, tag, frame.payload());
-    } finally {
-      frame.release();
+    if (peer.closed() || stopping) {
+      return;
     }
+    if (Tags.isReserved(tag)) {
+      // Tag 1 is a heartbeat (for the heartbeat monitors); tags 0 and 2 from a client are
+      // dropped, as C does.
+      if (tag == Tags.HEARTBEAT) {
+        monitors.beat(peer);
+      }
+      return;
+    }
+    dispatch(peer, tag, payload);
   }
 
   /**
@@ -625,12 +620,11 @@ public final class ServerCore {
    * codec cannot read its unpack status, any other flaw UNPACK_FAILURE), DEREGEVENTS, which has no
    * reply, excepted; the server keeps serving.
    */
-  private void dispatch(Peer peer, int tag, ByteBuf payload) {
-    // One bulk copy, then the codec reads a plain array: reading through the ByteBuf costs ~10
-    // calls per byte (index, reference-count and bounds checks), which a fresh server runs
-    // interpreted for its first hundreds of messages (docs/architecture.md, "Start-up of pmixrun").
-    byte[] bytes = new byte[payload.readableBytes()];
-    payload.readBytes(bytes);
+  private void dispatch(Peer peer, int tag, byte[] bytes) {
+    // The codec reads a plain array (FrameReader copied the payload into it as it arrived):
+    // reading through a ByteBuf costs ~10 calls per byte (index, reference-count and bounds
+    // checks), which a fresh server runs interpreted for its first hundreds of messages
+    // (docs/architecture.md, "Start-up of pmixrun").
     PmixReader r = new PmixReader(WireBuffer.wrap(bytes), peer.format(), limits);
     int code = -1;
     try {

@@ -20,7 +20,9 @@ import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
+import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameReader;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
@@ -93,7 +95,7 @@ final class EmbeddedCore implements AutoCloseable {
     EmbeddedChannel ch =
         new EmbeddedChannel(
             new ConnectRequestDecoder(),
-            new FrameDecoder(1 << 16),
+            new FrameReader(1 << 16, FrameBudget.UNLIMITED),
             new PeerHandler(core, Duration.ofSeconds(5), null));
     channels.add(ch);
     return ch;

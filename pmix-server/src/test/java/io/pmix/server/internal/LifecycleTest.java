@@ -435,7 +435,7 @@ class LifecycleTest {
     Peer a = core.attach(channel(), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
     Peer b = core.attach(channel(), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
     assertEquals(b.index(), info.peerIndex());
-    core.frame(b, frameOf(150, FINALIZE));
+    core.frame(b, 150, payloadOf(FINALIZE));
     core.closed(b); // finalized referenced tool: freed, index to the live sibling
     assertNull(core.peerAt(b.index()));
     assertEquals(a.index(), info.peerIndex());
@@ -453,7 +453,7 @@ class LifecycleTest {
     Namespace ns = namespaceOf("job");
     RankInfo info = ns.rank(0);
     Peer t = core.attach(channel(), ns, info, ServerSnapshot.Role.LAUNCHER, WireFormat.DEFAULT, "4.2.2");
-    core.frame(t, frameOf(160, FINALIZE));
+    core.frame(t, 160, payloadOf(FINALIZE));
     loopOwner.runPendingTasks();
     core.closed(t);
     assertEquals(ServerSnapshot.PeerState.TOMBSTONE, core.snapshot().peer(t.index()).get().state());
@@ -470,10 +470,12 @@ class LifecycleTest {
     return core.registry().namespace(name);
   }
 
-  private static io.pmix.common.internal.wire.Frame frameOf(int tag, int cmd) {
+  private static byte[] payloadOf(int cmd) {
     ByteBuf payload = Unpooled.buffer();
     new PmixWriter(payload).packByteEnum(DataType.COMMAND, cmd);
-    return new io.pmix.common.internal.wire.Frame(0, tag, payload);
+    byte[] b = new byte[payload.readableBytes()];
+    payload.readBytes(b);
+    return b;
   }
 
   // ---- deregistration ----
