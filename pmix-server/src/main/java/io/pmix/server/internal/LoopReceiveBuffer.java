@@ -16,16 +16,16 @@ import io.netty.util.concurrent.GenericFutureListener;
  * <p>Why: Netty's default receive path asks its adaptive pooling allocator for a buffer at every
  * read, and that allocator keeps making new direct chunks (zeroed and faulted in by the kernel) in
  * a young server: 9% of a fresh pmixrun's progress-thread time in a one-process job
- * (docs/architecture.md, "One receive buffer per loop"). The server's decoders copy what they
- * keep ({@code ServerCore.dispatch} copies a payload into an array), so the buffer is free again
- * as soon as the pipeline has handled a read.
+ * (docs/architecture.md, "One receive buffer per loop"). The server's readers copy what they keep
+ * ({@code FrameReader} copies each payload into an array), so the buffer is free again as soon as
+ * the pipeline has handled a read.
  *
  * <p>Reference counts decide: the buffer keeps one reference of its own; a read gets it (one more
  * reference, released by the pipeline as any received buffer) only when that is the only one left.
- * When a decoder still holds it (a frame not complete yet, which {@code ByteToMessageDecoder}
- * keeps as its cumulation), or the read runs on another thread than the loop's, the read gets a
- * buffer of its own from the channel's allocator, as before. The loop's termination releases the
- * buffer's own reference.
+ * When a decoder still holds it (a connect request not complete yet, which {@code
+ * ByteToMessageDecoder} keeps as its cumulation), or the read runs on another thread than the
+ * loop's, the read gets a buffer of its own from the channel's allocator, as before. The loop's
+ * termination releases the buffer's own reference.
  */
 public final class LoopReceiveBuffer extends DefaultMaxMessagesRecvByteBufAllocator {
   /** The buffer's size: the largest read, as Netty's adaptive guess allows by default. */

@@ -21,7 +21,6 @@ import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectRequestDecoder;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.FrameBudget;
-import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameReader;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.HostModule;
