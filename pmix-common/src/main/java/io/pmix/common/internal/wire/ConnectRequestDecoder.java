@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import io.pmix.common.codec.WireBuffer;
 import java.util.List;
 
 /**
@@ -62,10 +63,13 @@ public final class ConnectRequestDecoder extends PlainDecoder {
       return;
     }
     in.skipBytes(ConnectRequestCodec.HEADER_LENGTH);
-    ByteBuf payload = in.readSlice((int) nbytes);
+    // Copied once and decoded from the array: through the ByteBuf every field costs a fresh
+    // server several interpreted calls per byte (docs/architecture.md, "The handshake's strings").
+    byte[] payload = new byte[(int) nbytes];
+    in.readBytes(payload);
     ConnectRequest request;
     try {
-      request = ConnectRequestCodec.decodePayload(payload);
+      request = ConnectRequestCodec.decodePayload(WireBuffer.wrap(payload));
     } catch (PmixException e) {
       fail(ctx, in, e);
       return;

@@ -10,6 +10,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.internal.wire.RequestCaptures.Capture;
@@ -246,6 +247,27 @@ class ConnectRequestCodecTest {
             .procId(ns, 1)
             .build();
     assertEquals(r, decodePayload(payloadOf(encode(r))));
+  }
+
+  @Test
+  void textBeyondAsciiIsDecodedAsUtf8() {
+    // Most names are ASCII, read without a decoder; the others must still decode, strictly.
+    ConnectRequest r =
+        ConnectRequest.builder()
+            .security("none", new byte[0])
+            .kind(ConnectorKind.SIMPLE_CLIENT)
+            .procId("job-é-\u4f5c-\ud83d\ude80", 3)
+            .version("4.2.2-ü")
+            .build();
+    ConnectRequest back = decodePayload(payloadOf(encode(r)));
+    assertEquals(r, back);
+    assertEquals("job-é-\u4f5c-\ud83d\ude80", back.nspace().orElseThrow());
+    assertEquals("4.2.2-ü", back.version());
+    // Through the channel decoder too, which reads the payload from an array of its own.
+    EmbeddedChannel ch = new EmbeddedChannel(new ConnectRequestDecoder());
+    assertTrue(ch.writeInbound(Unpooled.wrappedBuffer(encode(r))));
+    assertEquals(r, ch.readInbound());
+    assertFalse(ch.finish());
   }
 
   @Test
