@@ -57,6 +57,13 @@ import org.jspecify.annotations.Nullable;
  *       went from 7.4 to 6.7 s (C's host server: 6.3 s) and at 1,024 processes from 48.5 to 44.2 s
  *       (docs/architecture.md, "Starting processes"). JDK 25 deprecates the mechanism (it warns at
  *       every start) and a later JDK removes it, so there the JDK's default stays.
+ *   <li>Netty's leak detection is off ({@code io.netty.leakDetection.level=disabled}, unless
+ *       set): by default it tracks one buffer allocation in 128 at random, and the first tracked
+ *       one in a JVM loads the detector's classes from the jars, which pmixrun's class-data
+ *       archive holds only when its training run happened to track one: in half the jobs of a
+ *       profile, 12 ms of the progress thread opening the class path (docs/architecture.md,
+ *       "Netty's leak detection in pmixrun"). The test suites run the server with the detector
+ *       at its most thorough level.
  * </ul>
  */
 public final class LauncherJvm {
@@ -68,6 +75,11 @@ public final class LauncherJvm {
   public static final String NATIVE_COPY = "io.pmix.pmixrun.nativeCopy";
   /** The JDK's choice of how {@code ProcessBuilder.start} makes a process. */
   static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
+  /** Netty's leak detection level, and the name it had before Netty 4.1. */
+  static final String LEAK_DETECTION = "io.netty.leakDetection.level";
+
+  private static final String LEAK_DETECTION_OLD = "io.netty.leakDetectionLevel";
+
   /** The first JDK that warns at every process start made with {@code VFORK}. */
   private static final int VFORK_DEPRECATED_IN = 25;
 
@@ -95,6 +107,10 @@ public final class LauncherJvm {
         && Runtime.version().feature() < VFORK_DEPRECATED_IN
         && "Linux".equals(System.getProperty("os.name"))) {
       System.setProperty(LAUNCH_MECHANISM, "VFORK");
+    }
+    if (System.getProperty(LEAK_DETECTION) == null
+        && System.getProperty(LEAK_DETECTION_OLD) == null) {
+      System.setProperty(LEAK_DETECTION, "disabled");
     }
     String copyTo = System.getProperty(NATIVE_COPY);
     if (copyTo != null) {

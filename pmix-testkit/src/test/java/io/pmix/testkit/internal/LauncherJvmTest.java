@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.util.ResourceLeakDetector;
 import io.netty.util.internal.PlatformDependent;
 import io.netty.util.internal.logging.InternalLogger;
 import io.netty.util.internal.logging.InternalLoggerFactory;
@@ -116,6 +117,15 @@ class LauncherJvmTest {
     assertEquals("hello from the child", line(r, "spawned"), r::describe);
   }
 
+  @Test
+  void nettysLeakDetectionIsOffUnlessTheUserSetsIt() throws Exception {
+    assertEquals("DISABLED", line(child("leak"), "leak"));
+    Result given = child("leak", "-Dio.netty.leakDetection.level=paranoid");
+    assertEquals("PARANOID", line(given, "leak"), given::describe);
+    Result old = child("leak", "-Dio.netty.leakDetectionLevel=advanced");
+    assertEquals("ADVANCED", line(old, "leak"), old::describe);
+  }
+
   /** The JVM running the tests and every other JDK installed where Debian and CI put them. */
   private static List<Path> installedJavas() throws IOException {
     List<Path> javas = new ArrayList<>();
@@ -197,6 +207,10 @@ class LauncherJvmTest {
       LauncherJvm.prepare();
       if ("spawn".equals(args[0])) {
         spawn();
+        return;
+      }
+      if ("leak".equals(args[0])) {
+        System.out.println("leak " + ResourceLeakDetector.getLevel());
         return;
       }
       System.Logger pmix = LazyLogger.named("io.pmix.test");
