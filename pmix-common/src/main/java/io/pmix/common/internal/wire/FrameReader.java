@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,6 +30,9 @@ import org.jspecify.annotations.Nullable;
 public final class FrameReader extends PlainInboundHandler {
   private static final byte[] EMPTY = new byte[0];
 
+  /** The first array of a frame not all here yet, unless the frame is smaller. */
+  static final int PARTIAL_START = 4096;
+
   private final int maxPayloadLength;
   private final FrameBudget budget;
 
@@ -37,10 +41,17 @@ public final class FrameReader extends PlainInboundHandler {
 
   private int headerHave;
 
-  /** The payload of the frame being received (its header known), and how much of it is here. */
+  /**
+   * Where the payload of the frame being received goes (its header known; as long as the frame
+   * once it is all here, less before), and how much of it is here.
+   */
   private byte @Nullable [] payload;
 
   private int payloadHave;
+
+  /** The length the frame being received announced. */
+  private int expected;
+
   private int pindex;
   private int tag;
 
@@ -107,10 +118,14 @@ public final class FrameReader extends PlainInboundHandler {
           return;
         }
       }
-      int n = Math.min(p.length - payloadHave, in.readableBytes());
+      int n = Math.min(expected - payloadHave, in.readableBytes());
+      if (payloadHave + n > p.length) {
+        p = Arrays.copyOf(p, Math.min(expected, Math.max(payloadHave + n, 2 * p.length)));
+        payload = p;
+      }
       in.readBytes(p, payloadHave, n);
       payloadHave += n;
-      if (payloadHave == p.length) {
+      if (payloadHave == expected) {
         payload = null;
         giveBack();
         ctx.fireChannelRead(new ArrayFrame(pindex, tag, p));
@@ -139,10 +154,27 @@ public final class FrameReader extends PlainInboundHandler {
       }
       reserved = nbytes;
     }
-    byte[] p = nbytes == 0 ? EMPTY : new byte[(int) nbytes];
+    // A frame all here gets its array at once; a partial one an array for what has come, grown
+    // as the rest arrives: a peer that announces a large frame and stalls holds its budget, not
+    // that much memory (as the cumulation of FrameDecoder held only what had come).
+    expected = (int) nbytes;
+    byte[] p;
+    if (nbytes == 0) {
+      p = EMPTY;
+    } else if (available >= nbytes) {
+      p = new byte[expected];
+    } else {
+      p = new byte[Math.min(expected, Math.max(available, PARTIAL_START))];
+    }
     payload = p;
     payloadHave = 0;
     return p;
+  }
+
+  /** The bytes this reader holds for the frame being received (for tests). */
+  int held() {
+    byte[] p = payload;
+    return p == null ? 0 : p.length;
   }
 
   private int intAt(int i) {

@@ -200,6 +200,39 @@ class FrameReaderTest {
   }
 
   @Test
+  void aStalledLargeFrameHoldsWhatHasComeNotWhatItAnnounced() {
+    int length = 48 << 20;
+    FrameReader r = new FrameReader(64 << 20, FrameBudget.of(64 << 20));
+    EmbeddedChannel ch = new EmbeddedChannel(r);
+    byte[] frame = partialFrame(length, length);
+    for (int i = 0; i < length; i++) {
+      frame[FrameDecoder.HEADER_LENGTH + i] = (byte) (i * 7 + i / 251);
+    }
+    assertTrue(feed(ch, List.of(Arrays.copyOf(frame, 26))).isEmpty());
+    assertEquals(FrameReader.PARTIAL_START, r.held(), "a 48 MiB announcement, 10 bytes come");
+    // The rest in uneven pieces: the array grows with what comes, to the frame's length.
+    int at = 26;
+    int piece = 1000;
+    while (at < frame.length) {
+      int n = Math.min(piece, frame.length - at);
+      List<Object> out = feed(ch, List.of(Arrays.copyOfRange(frame, at, at + n)));
+      at += n;
+      assertTrue(r.held() <= 2 * (at - FrameDecoder.HEADER_LENGTH) + FrameReader.PARTIAL_START);
+      if (at < frame.length) {
+        assertTrue(out.isEmpty());
+      } else {
+        assertEquals(1, out.size());
+        assertArrayEquals(
+            Arrays.copyOfRange(frame, FrameDecoder.HEADER_LENGTH, frame.length),
+            ((ArrayFrame) out.get(0)).payload());
+      }
+      piece = piece * 3 / 2 + 17;
+    }
+    assertEquals(0, r.held());
+    assertFalse(ch.finish());
+  }
+
+  @Test
   void hugeUnsignedLengthIsRefusedWithoutAllocating() {
     byte[] header = Hex.bytes("00 00 00 00 00 00 00 65 ff ff ff ff 00 00 00 00");
     EmbeddedChannel ch = reader(MAX);
