@@ -72,6 +72,17 @@ public final class FrameDecoder extends PlainDecoder {
             + limit);
   }
 
+  /** The failure of a partial frame of {@code nbytes} that {@code budget} cannot hold. */
+  public static PmixException overBudget(long nbytes, FrameBudget budget) {
+    return new PmixException(
+        Status.ERR_OUT_OF_RESOURCE,
+        "frame payload of "
+            + nbytes
+            + " bytes does not fit in the budget of "
+            + budget.limit()
+            + " bytes for frames being received");
+  }
+
   /** The largest payload this decoder accepts. */
   public int maxPayloadLength() {
     return maxPayloadLength;
@@ -98,14 +109,7 @@ public final class FrameDecoder extends PlainDecoder {
       if (reserved == 0 && !budget.tryReserve(nbytes)) {
         failed = true;
         in.skipBytes(in.readableBytes());
-        ctx.fireExceptionCaught(
-            new PmixException(
-                Status.ERR_OUT_OF_RESOURCE,
-                "frame payload of "
-                    + nbytes
-                    + " bytes does not fit in the budget of "
-                    + budget.limit()
-                    + " bytes for frames being received"));
+        ctx.fireExceptionCaught(overBudget(nbytes, budget));
         return;
       }
       reserved = nbytes;

@@ -3,7 +3,6 @@ package io.pmix.common.internal.wire;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.pmix.common.PmixException;
-import io.pmix.common.Status;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
@@ -141,15 +140,7 @@ public final class FrameReader extends PlainInboundHandler {
     }
     if (available < nbytes) {
       if (!budget.tryReserve(nbytes)) {
-        fail(
-            ctx,
-            new PmixException(
-                Status.ERR_OUT_OF_RESOURCE,
-                "frame payload of "
-                    + nbytes
-                    + " bytes does not fit in the budget of "
-                    + budget.limit()
-                    + " bytes for frames being received"));
+        fail(ctx, FrameDecoder.overBudget(nbytes, budget));
         return null;
       }
       reserved = nbytes;

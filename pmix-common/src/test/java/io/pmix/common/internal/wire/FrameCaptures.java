@@ -106,6 +106,17 @@ final class FrameCaptures {
           "00 00 00 00  00 00 00 01  00 00 00 00  00 00 00 00",
           new byte[0]);
 
+  /** A header announcing {@code nbytes} (tag 101), and {@code sent} zero bytes of the payload. */
+  static byte[] partialFrame(int nbytes, int sent) {
+    byte[] b = new byte[FrameDecoder.HEADER_LENGTH + sent];
+    b[7] = 0x65;
+    b[8] = (byte) (nbytes >>> 24);
+    b[9] = (byte) (nbytes >>> 16);
+    b[10] = (byte) (nbytes >>> 8);
+    b[11] = (byte) nbytes;
+    return b;
+  }
+
   static List<FrameCapture> all() {
     return List.of(
         REQ,

@@ -145,30 +145,19 @@ class FrameDecoderTest {
     assertFalse(refused.finish());
   }
 
-  /** A header announcing {@code nbytes}, and {@code sent} bytes of the payload. */
-  private static byte[] partialFrame(int nbytes, int sent) {
-    byte[] b = new byte[FrameDecoder.HEADER_LENGTH + sent];
-    b[7] = 0x65;
-    b[8] = (byte) (nbytes >>> 24);
-    b[9] = (byte) (nbytes >>> 16);
-    b[10] = (byte) (nbytes >>> 8);
-    b[11] = (byte) nbytes;
-    return b;
-  }
-
   @Test
   void partialFramesOfAllChannelsShareTheBudgetAndGiveItBack() {
     FrameBudget budget = FrameBudget.of(1000);
     EmbeddedChannel a = new EmbeddedChannel(new FrameDecoder(MAX, budget));
     EmbeddedChannel b = new EmbeddedChannel(new FrameDecoder(MAX, budget));
     // a holds 800 bytes of the budget while its frame is incomplete.
-    assertFalse(a.writeInbound(Unpooled.wrappedBuffer(partialFrame(800, 10))));
+    assertFalse(a.writeInbound(Unpooled.wrappedBuffer(FrameCaptures.partialFrame(800, 10))));
     assertEquals(800, budget.reserved());
     // b's 300-byte frame does not fit: refused from its header, nothing buffered.
     PmixException e =
         assertThrows(
             PmixException.class,
-            () -> b.writeInbound(Unpooled.wrappedBuffer(partialFrame(300, 5))));
+            () -> b.writeInbound(Unpooled.wrappedBuffer(FrameCaptures.partialFrame(300, 5))));
     assertEquals(Status.ERR_OUT_OF_RESOURCE, e.status());
     assertEquals(800, budget.reserved());
     assertFalse(b.finish());
@@ -179,7 +168,7 @@ class FrameDecoderTest {
     f.release();
     assertEquals(0, budget.reserved());
     EmbeddedChannel c = new EmbeddedChannel(new FrameDecoder(MAX, budget));
-    assertFalse(c.writeInbound(Unpooled.wrappedBuffer(partialFrame(900, 1))));
+    assertFalse(c.writeInbound(Unpooled.wrappedBuffer(FrameCaptures.partialFrame(900, 1))));
     assertEquals(900, budget.reserved());
     // A connection closed in the middle of a frame gives its share back.
     assertFalse(c.finish());
