@@ -1,6 +1,6 @@
 package io.pmix.common.internal.gds;
 
-import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -52,7 +52,13 @@ final class ChainIndex {
 
   private final long start;
   private final DstoreFormat records;
-  private final Map<ByteBuffer, Long> keys = new HashMap<>();
+  /**
+   * Where each key's first valid record lies, by the key's bytes as Latin-1 text (one char a
+   * byte, so any bytes map one to one): a {@code String}'s hash and equality are compiled JDK code
+   * in any JVM, where a wrapped byte array's ran interpreted, a call per byte, in every fresh key's
+   * search.
+   */
+  private final Map<String, Long> keys = new HashMap<>();
 
   /** Where the last search stopped; null before the first search. */
   private @Nullable ChainCursor cursor;
@@ -114,7 +120,7 @@ final class ChainIndex {
       atHorizon = false;
     }
     long found;
-    Long known = keys.get(ByteBuffer.wrap(key));
+    Long known = keys.get(mapKey(key));
     if (known != null) {
       found = c.holds(known, key) ? known : STALE;
     } else if (atHorizon) {
@@ -152,7 +158,7 @@ final class ChainIndex {
       // A key held twice (as the job-level data holds one): the first answers. A key replaced
       // since its record was passed leaves the count short of the chain's end, which the check
       // at the horizon sends to a new index.
-      keys.putIfAbsent(ByteBuffer.wrap(r.key()), c.last());
+      keys.putIfAbsent(mapKey(r.key()), c.last());
       passedValid++;
       remaining--;
       if (Arrays.equals(r.key(), key)) {
@@ -163,5 +169,9 @@ final class ChainIndex {
     // not account for.
     atHorizon = true;
     return c.atEnd() ? MISS : STALE;
+  }
+
+  private static String mapKey(byte[] key) {
+    return new String(key, StandardCharsets.ISO_8859_1);
   }
 }

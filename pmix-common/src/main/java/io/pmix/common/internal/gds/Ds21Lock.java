@@ -3,7 +3,6 @@ package io.pmix.common.internal.gds;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -97,7 +96,7 @@ final class Ds21Lock implements ReaderLock {
 
   @Override
   public void lock(Duration timeout) {
-    Instant deadline = PosixLocks.deadline(timeout);
+    long deadline = PosixLocks.deadline(timeout);
     try {
       if (!slot.jvmLock.tryLock(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
         throw new PmixException(Status.ERR_TIMEOUT, what + ": busy in this process");

@@ -23,10 +23,10 @@ enum DstoreFormat {
       boolean invalid = (word & INVALIDATED_FLAG) != 0;
       long keyAt = at + 16;
       checkSize(seg, at, size, 17);
-      long nul = keyEnd(seg, at, keyAt, size);
-      long dataAt = nul + 1;
+      byte[] key = key(seg, at, keyAt, size);
+      long dataAt = keyAt + key.length + 1;
       Kind kind = invalid ? Kind.INVALIDATED : ext ? Kind.EXTENSION : Kind.VALUE;
-      return new Item(at, size, kind, seg.copy(keyAt, nul - keyAt), dataAt, at + size - dataAt);
+      return new Item(at, size, kind, key, dataAt, at + size - dataAt);
     }
 
     @Override
@@ -65,8 +65,7 @@ enum DstoreFormat {
       long size = seg.u64(at);
       long keyAt = at + 8;
       checkSize(seg, at, size, 8 + MIN_KEY_LEN);
-      long nul = keyEnd(seg, at, keyAt, size);
-      byte[] key = seg.copy(keyAt, nul - keyAt);
+      byte[] key = key(seg, at, keyAt, size);
       long dataAt = keyAt + Math.max(key.length + 1, MIN_KEY_LEN);
       if (dataAt > at + size) {
         throw Segment.corrupt(seg.name(), "record at " + at + " is shorter than its key");
@@ -209,15 +208,15 @@ enum DstoreFormat {
   static final int MAX_KEY_BYTES = 511;
 
   /**
-   * The offset of the NUL ending the key at {@code keyAt}: within the record and at most {@value
+   * The key at {@code keyAt}, without its NUL, which lies within the record and at most {@value
    * #MAX_KEY_BYTES} bytes on, so a corrupt size never makes one parse scan a whole segment.
    */
-  static long keyEnd(Segment seg, long at, long keyAt, long size) {
-    long nul = seg.indexOfNul(keyAt, Math.min(at + size, keyAt + MAX_KEY_BYTES + 1));
-    if (nul < 0) {
+  static byte[] key(Segment seg, long at, long keyAt, long size) {
+    byte[] key = seg.cString(keyAt, Math.min(at + size, keyAt + MAX_KEY_BYTES + 1));
+    if (key == null) {
       throw Segment.corrupt(seg.name(), "record at " + at + " has no key of at most 511 bytes");
     }
-    return nul;
+    return key;
   }
 
   static void checkSize(Segment seg, long at, long size, long minimum) {

@@ -280,7 +280,9 @@ public final class DstoreReader implements GdsModule {
     if (closed) {
       throw new IllegalStateException("the " + name() + " reader is closed");
     }
-    checkNamespace(proc.nspace());
+    if (!namespaces.containsKey(proc.nspace())) {
+      checkNamespace(proc.nspace()); // a namespace found in the store was checked before
+    }
     if (proc.isSpecialRank() && proc.rank() != Proc.RANK_WILDCARD) {
       throw new IllegalArgumentException("a dstore holds ranks and WILDCARD, not " + proc);
     }

@@ -18,7 +18,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -763,7 +762,7 @@ public final class DstoreWriter implements AutoCloseable {
    * writing. Returns what is held, to release in reverse.
    */
   private Held lock() {
-    Instant deadline = Instant.now().plus(lockTimeout);
+    long deadline = PosixLocks.deadline(lockTimeout);
     int locks = 1;
     for (Ns ns : namespaces.values()) {
       locks += ns.mutexes.length;

@@ -4,7 +4,6 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.time.Instant;
 
 /**
  * A reader's use of the process-shared pthread mutexes and rwlocks libpmix keeps in its lock
@@ -35,9 +34,9 @@ final class PosixLocks {
    * held, since the writer or reader that held it left nothing half done that a reader depends on
    * (the writer's records are published by their final header store).
    */
-  static void lockMutex(long mutex, Instant deadline, String what) {
+  static void lockMutex(long mutex, long deadline, String what) {
     Pthreads c = Pthreads.get();
-    int rc = c.mutexTimedLock(mutex, deadline.getEpochSecond(), deadline.getNano());
+    int rc = c.mutexTimedLock(mutex, seconds(deadline), nanos(deadline));
     if (rc == WriterNatives.EOWNERDEAD) {
       rc = c.mutexConsistent(mutex);
     }
@@ -50,10 +49,8 @@ final class PosixLocks {
   }
 
   /** Takes a read lock of the rwlock at {@code rwlock}, waiting until {@code deadline} at most. */
-  static void readLock(long rwlock, Instant deadline, String what) {
-    check(
-        Pthreads.get().rwlockTimedReadLock(rwlock, deadline.getEpochSecond(), deadline.getNano()),
-        what);
+  static void readLock(long rwlock, long deadline, String what) {
+    check(Pthreads.get().rwlockTimedReadLock(rwlock, seconds(deadline), nanos(deadline)), what);
   }
 
   /** Releases a lock of the rwlock at {@code rwlock}. */
@@ -61,9 +58,31 @@ final class PosixLocks {
     check(Pthreads.get().rwlockUnlock(rwlock), what);
   }
 
-  /** The deadline {@code timeout} from now. */
-  static Instant deadline(Duration timeout) {
-    return Instant.now().plus(timeout);
+  /**
+   * The deadline {@code timeout} from now, in milliseconds since the epoch on the clock the timed
+   * pthread calls take ({@code CLOCK_REALTIME}), saturated for timeouts beyond any date. A long,
+   * not an {@code Instant}: a get of a fresh key on a dstore computes one, in a fresh JVM
+   * interpreted, and {@code java.time}'s arithmetic was ~1 µs of it.
+   */
+  static long deadline(Duration timeout) {
+    long millis;
+    try {
+      millis = timeout.toMillis();
+    } catch (ArithmeticException e) {
+      millis = Long.MAX_VALUE;
+    }
+    long now = System.currentTimeMillis();
+    return millis > Long.MAX_VALUE - now ? Long.MAX_VALUE : now + Math.max(millis, 0);
+  }
+
+  /** The whole seconds of a {@link #deadline}. */
+  static long seconds(long deadline) {
+    return deadline / 1000;
+  }
+
+  /** The nanoseconds beyond {@link #seconds} of a {@link #deadline}. */
+  static int nanos(long deadline) {
+    return (int) (deadline % 1000) * 1_000_000;
   }
 
   /**

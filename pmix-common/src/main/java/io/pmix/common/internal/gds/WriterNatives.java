@@ -1,6 +1,5 @@
 package io.pmix.common.internal.gds;
 
-import java.time.Instant;
 
 /**
  * The pthread calls of a store's writer (the server), through {@link Pthreads}: creating
@@ -31,13 +30,14 @@ final class WriterNatives {
   }
 
   /**
-   * Locks the mutex at {@code mutex}, waiting until {@code deadline} at most.
+   * Locks the mutex at {@code mutex}, waiting until {@code deadline} ({@link PosixLocks#deadline})
+   * at most.
    *
    * @return whether its previous owner had died holding it (it is made consistent and held now)
    */
-  static boolean lockMutex(long mutex, Instant deadline, String what) {
+  static boolean lockMutex(long mutex, long deadline, String what) {
     Pthreads c = Pthreads.get();
-    int rc = c.mutexTimedLock(mutex, deadline.getEpochSecond(), deadline.getNano());
+    int rc = c.mutexTimedLock(mutex, PosixLocks.seconds(deadline), PosixLocks.nanos(deadline));
     if (rc == EOWNERDEAD) {
       PosixLocks.check(c.mutexConsistent(mutex), what + " (consistent)");
       return true;
@@ -52,9 +52,10 @@ final class WriterNatives {
   }
 
   /** Takes the write lock of the rwlock at {@code rwlock}, waiting until {@code deadline}. */
-  static void writeLock(long rwlock, Instant deadline, String what) {
+  static void writeLock(long rwlock, long deadline, String what) {
     PosixLocks.check(
-        Pthreads.get().rwlockTimedWriteLock(rwlock, deadline.getEpochSecond(), deadline.getNano()),
+        Pthreads.get()
+            .rwlockTimedWriteLock(rwlock, PosixLocks.seconds(deadline), PosixLocks.nanos(deadline)),
         what);
   }
 
