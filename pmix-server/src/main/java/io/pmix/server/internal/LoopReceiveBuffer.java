@@ -22,10 +22,10 @@ import io.netty.util.concurrent.GenericFutureListener;
  *
  * <p>Reference counts decide: the buffer keeps one reference of its own; a read gets it (one more
  * reference, released by the pipeline as any received buffer) only when that is the only one left.
- * When a decoder still holds it (a connect request not complete yet, which {@code
- * ByteToMessageDecoder} keeps as its cumulation), or the read runs on another thread than the
- * loop's, the read gets a buffer of its own from the channel's allocator, as before. The loop's
- * termination releases the buffer's own reference.
+ * When a handler still holds it (none of the server's does: {@code FrameReader} and {@code
+ * ConnectRequestDecoder} copy what has come of a message not complete yet), or the read runs on
+ * another thread than the loop's, the read gets a buffer of its own from the channel's allocator,
+ * as before. The loop's termination releases the buffer's own reference.
  */
 public final class LoopReceiveBuffer extends DefaultMaxMessagesRecvByteBufAllocator {
   /** The buffer's size: the largest read, as Netty's adaptive guess allows by default. */

@@ -1,6 +1,7 @@
 package io.pmix.common.internal.wire;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
@@ -21,6 +22,11 @@ import java.util.List;
  * {@link ConnectRequestCodec#decodePayload}. The decoder does not close the channel; the server
  * must, without replying: a closed socket is the only rejection every C connector understands
  * (docs/transport.md §7.1).
+ *
+ * <p>Every received buffer is released once read: a request that has come only in part is copied
+ * into a buffer of the decoder's own, never kept as it arrived, since the server's reads share one
+ * receive buffer per loop ({@code LoopReceiveBuffer}), which a held buffer would take from every
+ * other connection of the loop until the request completed or the handshake timed out.
  *
  * <p>One instance per channel.
  */
@@ -43,7 +49,31 @@ public final class ConnectRequestDecoder extends PlainDecoder {
       throw new IllegalArgumentException("maxPayloadLength < 0: " + maxPayloadLength);
     }
     this.maxPayloadLength = maxPayloadLength;
+    setCumulator(COPY_FIRST);
   }
+
+  /**
+   * {@code ByteToMessageDecoder}'s merging cumulator, but a first read is copied instead of kept
+   * as the cumulation (which the merging one does when nothing is cumulated yet): a connect
+   * request is a few hundred bytes, read once per connection.
+   */
+  private static final Cumulator COPY_FIRST =
+      new Cumulator() {
+        @Override
+        public ByteBuf cumulate(ByteBufAllocator alloc, ByteBuf cumulation, ByteBuf in) {
+          if (cumulation.isReadable()) {
+            return MERGE_CUMULATOR.cumulate(alloc, cumulation, in);
+          }
+          try {
+            ByteBuf copy = alloc.heapBuffer(in.readableBytes());
+            copy.writeBytes(in);
+            cumulation.release();
+            return copy;
+          } finally {
+            in.release();
+          }
+        }
+      };
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.pmix.common.PmixException;
@@ -35,6 +36,23 @@ class ConnectRequestDecoderTest {
       assertNull(ch.pipeline().get(ConnectRequestDecoder.class), "removed itself: " + s.name());
       assertFalse(ch.finish(), s.name());
     }
+  }
+
+  @Test
+  void aRequestInPiecesHoldsNoneOfTheBuffersItArrivedIn() {
+    // The server's reads share one buffer per loop: a decoder keeping one while the request is
+    // incomplete would take it from every other connection of the loop.
+    byte[] req = RequestCaptures.DOC_CLIENT.bytes();
+    int[] cuts = {0, 5, 16, 17, req.length - 1, req.length};
+    EmbeddedChannel ch = new EmbeddedChannel(new ConnectRequestDecoder());
+    for (int i = 0; i + 1 < cuts.length; i++) {
+      ByteBuf piece = Unpooled.directBuffer().writeBytes(req, cuts[i], cuts[i + 1] - cuts[i]);
+      var unused = ch.writeInbound(piece);
+      assertEquals(0, piece.refCnt(), "piece " + i + " released once read");
+    }
+    assertEquals(RequestCaptures.DOC_CLIENT.request(), ch.readInbound());
+    assertNull(ch.pipeline().get(ConnectRequestDecoder.class));
+    assertFalse(ch.finish());
   }
 
   @Test
