@@ -331,7 +331,9 @@ class NestedIT {
             Map.of(),
             pmixrun(2, clientCheck("--init", "--abort", "--abort-rank", "3", "--abort-status", "7")));
     // mpirun ends the job with the status the aborting node passed on: the inner abort's.
-    assertEquals(7, p.exit(), p.describe());
+    if (!mpirunCrashedInItsFinalize(p)) {
+      assertEquals(7, p.exit(), p.describe());
+    }
     assertTrue(p.stderr().contains("rank 3 called PMIx_Abort with status 7"), p.describe());
     Map<Integer, List<String>> out = p.taggedStdout();
     assertTrue(step(out.get(3), "abort").contains("role=aborter"), p.describe());
@@ -346,11 +348,24 @@ class NestedIT {
   @Test
   void aRankDyingOnOneNodeIsReportedOnEveryNode() {
     PmixRunProcess p = PmixRunProcess.run(LIMIT, mpirun(3), Map.of(), pmixrun(2, lost("die", 3)));
-    assertEquals(137, p.exit(), p.describe());
+    if (!mpirunCrashedInItsFinalize(p)) {
+      assertEquals(137, p.exit(), p.describe());
+    }
     assertTrue(p.stderr().contains("failed: rank 3 exited first"), p.describe());
     // Rank 3's node-mate: its node's part of the fence ended without rank 3.
     assertTrue(p.taggedStdout().get(2).contains("FENCE 2 -52"), p.describe());
     assertSurvivorsTold(p, List.of(0, 1, 4, 5), 3, "3");
+  }
+
+  /**
+   * mpirun's own libpmix 4.2.2 server dying in its teardown, after the job: exit 139 with a
+   * backtrace through {@code PMIx_server_finalize} on its stderr (docs/libpmix-facts.md §4, seen
+   * once in CI), which replaces the status the aborting node passed on. Nothing of ours.
+   */
+  private static boolean mpirunCrashedInItsFinalize(PmixRunProcess p) {
+    return p.exit() == 139
+        && p.stderr().contains("Signal: Segmentation fault")
+        && p.stderr().contains("PMIx_server_finalize");
   }
 
   /**
