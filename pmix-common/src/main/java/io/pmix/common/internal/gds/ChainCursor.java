@@ -25,8 +25,12 @@ final class ChainCursor {
   private long budget;
   private long last = -1;
 
-  /** The extension slots followed (global offsets) and where each pointed. */
-  private long[] slots = new long[4];
+  /**
+   * The extension slots followed, each as its segment and the offset of its value there, and where
+   * each pointed: a changed store's search checks them all, so each check is one read, no division.
+   */
+  private Segment[] slotSegments = new Segment[4];
+  private long[] slotValues = new long[4];
   private long[] links = new long[4];
   private int nslots;
 
@@ -83,11 +87,13 @@ final class ChainCursor {
           if (next == 0) {
             return null;
           }
-          if (nslots == slots.length) {
-            slots = Arrays.copyOf(slots, 2 * nslots);
+          if (nslots == links.length) {
+            slotSegments = Arrays.copyOf(slotSegments, 2 * nslots);
+            slotValues = Arrays.copyOf(slotValues, 2 * nslots);
             links = Arrays.copyOf(links, 2 * nslots);
           }
-          slots[nslots] = segment * dataSize + at;
+          slotSegments[nslots] = seg;
+          slotValues[nslots] = at + valueOffset;
           links[nslots++] = next;
           segment = (int) (next / dataSize);
           at = next % dataSize;
@@ -113,8 +119,7 @@ final class ChainCursor {
   /** Whether every extension slot followed still points where it did. */
   boolean slotsUnchanged() {
     for (int i = 0; i < nslots; i++) {
-      long slot = slots[i];
-      if (data.get((int) (slot / dataSize)).u64(slot % dataSize + valueOffset) != links[i]) {
+      if (slotSegments[i].u64(slotValues[i]) != links[i]) {
         return false;
       }
     }
