@@ -52,8 +52,9 @@ import org.jspecify.annotations.Nullable;
  * store of the count, which libpmix's reader reads once per search: a reader sees the rank whole
  * or not at all.
  *
- * <p>Not thread-safe: one thread (the server's store writer) owns it; {@link #retired} may be read
- * from any.
+ * <p>Not thread-safe: one thread at a time owns it (the server's store writer, or its progress
+ * thread while the writer is idle, for a write made only when every lock is free: {@link
+ * #lockIfFree}), the hand-over ordered by its owner; {@link #retired} may be read from any.
  */
 public final class DstoreWriter implements AutoCloseable {
   static final int PAGE = 4096;
@@ -391,54 +392,121 @@ public final class DstoreWriter implements AutoCloseable {
       }
       return;
     }
-    List<Write> ready = new ArrayList<>(writes.size());
-    List<Ns> targets = new ArrayList<>(writes.size());
-    List<List<Map.Entry<byte[], byte[]>>> packedAll = new ArrayList<>(writes.size());
-    for (Write w : writes) {
-      try {
-        List<Map.Entry<byte[], byte[]>> packed = packAll(w);
-        if (!packed.isEmpty()) {
-          targets.add(namespaces.computeIfAbsent(w.nspace(), Ns::new));
-          packedAll.add(packed);
-          ready.add(w);
-        }
-      } catch (RuntimeException e) {
-        failed.accept(w, e);
-      }
-    }
-    if (ready.isEmpty()) {
+    Packed p = pack(writes, failed);
+    if (p.ready.isEmpty()) {
       return;
     }
     Held held;
     try {
-      held = lock();
+      held = lock(PosixLocks.deadline(lockTimeout));
     } catch (RuntimeException e) {
       retire(e);
-      for (Write w : ready) {
+      for (Write w : p.ready) {
         hide(w.nspace(), w.rank());
         failed.accept(w, e);
       }
       return;
     }
     try {
-      for (int i = 0; i < ready.size(); i++) {
-        Write w = ready.get(i);
-        Ns ns = targets.get(i);
-        long stored = stored(w.rank());
-        Chain chain = ns.ranks.get(stored);
-        if (chain != null && chain.hidden) {
-          continue;
-        }
-        try {
-          ensureEntry(ns);
-          append(ns, stored, packedAll.get(i));
-        } catch (RuntimeException e) {
-          hide(w.nspace(), w.rank());
-          failed.accept(w, e);
-        }
-      }
+      append(p, failed);
     } finally {
       unlock(held);
+    }
+  }
+
+  /**
+   * The writer lock if every lock of it is free now, else null, having waited for nothing and
+   * released what it took (nor is the store retired for it: {@link #storeAll} then takes the
+   * lock as usual); null on a retired store too. A timed lock whose deadline has passed takes a
+   * free mutex (POSIX), so this is one try of each.
+   */
+  public @Nullable Held lockIfFree() {
+    checkOpen();
+    if (retired) {
+      return null;
+    }
+    try {
+      return lock(PosixLocks.deadline(Duration.ZERO));
+    } catch (RuntimeException e) {
+      return null; // held by a reader (ERR_TIMEOUT), or failing: storeAll decides
+    }
+  }
+
+  /**
+   * How many locks the writer lock takes: ds12's rwlock, or ds21's mutex pair of every local
+   * process of every namespace (and one more).
+   */
+  public int lockCount() {
+    if (rwlock != 0) {
+      return 1;
+    }
+    int locks = 1;
+    for (Ns ns : namespaces.values()) {
+      locks += ns.mutexes.length;
+    }
+    return locks;
+  }
+
+  /**
+   * As {@link #storeAll}, under {@code held} (from {@link #lockIfFree}), which is released here.
+   */
+  public void storeAll(
+      List<Write> writes, BiConsumer<Write, RuntimeException> failed, Held held) {
+    try {
+      checkOpen();
+      append(pack(writes, failed), failed);
+    } finally {
+      unlock(held);
+    }
+  }
+
+  /** The writes that have something to store, each with its namespace and packed records. */
+  private static final class Packed {
+    final List<Write> ready;
+    final List<Ns> targets;
+    final List<List<Map.Entry<byte[], byte[]>>> records;
+
+    Packed(int n) {
+      ready = new ArrayList<>(n);
+      targets = new ArrayList<>(n);
+      records = new ArrayList<>(n);
+    }
+  }
+
+  private Packed pack(List<Write> writes, BiConsumer<Write, RuntimeException> failed) {
+    Packed p = new Packed(writes.size());
+    for (Write w : writes) {
+      try {
+        List<Map.Entry<byte[], byte[]>> packed = packAll(w);
+        if (!packed.isEmpty()) {
+          p.targets.add(namespaces.computeIfAbsent(w.nspace(), Ns::new));
+          p.records.add(packed);
+          p.ready.add(w);
+        }
+      } catch (RuntimeException e) {
+        failed.accept(w, e);
+      }
+    }
+    return p;
+  }
+
+  /** Appends what {@link #pack} made; the writer lock held. */
+  private void append(Packed p, BiConsumer<Write, RuntimeException> failed) {
+    for (int i = 0; i < p.ready.size(); i++) {
+      Write w = p.ready.get(i);
+      Ns ns = p.targets.get(i);
+      long stored = stored(w.rank());
+      Chain chain = ns.ranks.get(stored);
+      if (chain != null && chain.hidden) {
+        continue;
+      }
+      try {
+        ensureEntry(ns);
+        append(ns, stored, p.records.get(i));
+      } catch (RuntimeException e) {
+        hide(w.nspace(), w.rank());
+        failed.accept(w, e);
+      }
     }
   }
 
@@ -719,7 +787,7 @@ public final class DstoreWriter implements AutoCloseable {
       Held held = null;
       if (!retired) {
         try {
-          held = lock();
+          held = lock(PosixLocks.deadline(lockTimeout));
         } catch (RuntimeException e) {
           retire(e);
         }
@@ -761,8 +829,7 @@ public final class DstoreWriter implements AutoCloseable {
    * mutex, so new readers stop and current ones are waited for; ds12 the directory's rwlock for
    * writing. Returns what is held, to release in reverse.
    */
-  private Held lock() {
-    long deadline = PosixLocks.deadline(lockTimeout);
+  private Held lock(long deadline) {
     int locks = 1;
     for (Ns ns : namespaces.values()) {
       locks += ns.mutexes.length;
@@ -803,7 +870,8 @@ public final class DstoreWriter implements AutoCloseable {
     }
   }
 
-  private void unlock(Held held) {
+  /** Releases a lock {@link #lockIfFree} took, when it is not given to {@link #storeAll}. */
+  public void unlock(Held held) {
     for (int i = held.count - 1; i >= 0; i--) {
       if (rwlock != 0) {
         WriterNatives.unlockRwlock(held.at[i], rwlockWhat);
@@ -813,16 +881,16 @@ public final class DstoreWriter implements AutoCloseable {
     }
   }
 
-  /** The addresses of the locks a write holds, in the order taken. */
-  private static final class Held {
-    long[] at;
-    int count;
+  /** The addresses of the locks a write holds, in the order taken ({@link #lockIfFree}). */
+  public static final class Held {
+    private long[] at;
+    private int count;
 
-    Held(int capacity) {
+    private Held(int capacity) {
       at = new long[Math.max(1, capacity)];
     }
 
-    void add(long lock) {
+    private void add(long lock) {
       if (count == at.length) {
         at = Arrays.copyOf(at, 2 * count);
       }

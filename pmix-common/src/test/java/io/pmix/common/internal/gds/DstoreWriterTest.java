@@ -3,7 +3,10 @@ package io.pmix.common.internal.gds;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import io.pmix.common.Info;
 import io.pmix.common.Proc;
@@ -140,6 +143,49 @@ class DstoreWriterTest {
         } finally {
           other.shutdownNow();
         }
+      }
+    }
+  }
+
+  /**
+   * A write that must not wait (the server's progress thread's): with every reader lock free the
+   * lock is taken at once and what is written under it is read back; while a reader holds its
+   * lock it is not taken, the store is not retired for it, and the reader's lock is not taken
+   * over; once the reader lets go, it is. ds12 likewise with its rwlock read-held.
+   */
+  @ParameterizedTest
+  @EnumSource(value = GdsKind.class, names = {"DS21", "DS12"})
+  @Timeout(60)
+  void aWriteThatWouldWaitIsNotMade(GdsKind kind) throws Exception {
+    try (DstoreWriter w = writer(kind, Map.of())) {
+      jobOfTwo(w);
+      assertEquals(kind == GdsKind.DS21 ? 5 : 1, w.lockCount());
+      DstoreWriter.Held now = w.lockIfFree();
+      assertNotNull(now);
+      w.storeAll(
+          List.of(new DstoreWriter.Write("job1", 1, values("k.now", Value.of("at once")))),
+          (x, e) -> fail("write failed: " + e),
+          now);
+      try (DstoreReader r =
+          DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        // The lock was released: a reader that waits for it gets in.
+        assertEquals(Value.of("at once"), found(r.fetch(new Proc("job1", 1), "k.now")));
+      }
+      try (HeldReaderLock held =
+          kind == GdsKind.DS21
+              ? HeldReaderLock.take(w.directory(), "job1")
+              : HeldReaderLock.takeDs12(w.directory())) {
+        assertNull(w.lockIfFree());
+        assertNull(w.lockIfFree(), "tried again: still held, nothing left half taken");
+        assertFalse(w.retired());
+      }
+      DstoreWriter.Held after = w.lockIfFree();
+      assertNotNull(after);
+      w.unlock(after);
+      w.store("job1", 1, values("k.later", Value.of(3)));
+      try (DstoreReader r =
+          DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        assertEquals(Value.of(3), found(r.fetch(new Proc("job1", 1), "k.later")));
       }
     }
   }
