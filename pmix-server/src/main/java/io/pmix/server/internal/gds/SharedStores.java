@@ -87,7 +87,8 @@ public final class SharedStores implements AutoCloseable {
   private volatile List<DstoreWriter> open;
   /**
    * Each namespace's stores: those current when it was registered (or first written), which
-   * every write for it goes to. Changed on the writer thread; read anywhere ({@link #views}).
+   * every write for it goes to. Changed on the writer thread (or on the progress thread while the
+   * writer thread is idle: {@link #storeNow}); read anywhere ({@link #views}).
    */
   private final Map<String, List<DstoreWriter>> homes = new ConcurrentHashMap<>();
   /**
@@ -448,6 +449,9 @@ public final class SharedStores implements AutoCloseable {
     if (ws == null || closed != null) {
       return;
     }
+    if (op instanceof DstoreWriter.Write w && ws.idle() && ops.isEmpty() && storeNow(w)) {
+      return;
+    }
     ops.add(op);
     // One drain per burst: what a busy writer thread finds queued goes in one batch. A reply
     // gated after this op waits for the drain submitted here, or for the one not yet started.
@@ -455,6 +459,66 @@ public final class SharedStores implements AutoCloseable {
       ws.submit(drainTask);
     }
   }
+
+  /**
+   * Stores {@code w} here, on the progress thread, when that waits for nothing: the writer thread
+   * is idle (so the stores' state is this thread's to touch until the next hand-over to it, which
+   * the writer's executor orders), no retired store is open, and every store's writer lock is
+   * free now ({@link DstoreWriter#lockIfFree}). What waits for the write (a collecting fence's
+   * release, a REQ reply) then goes out at once instead of after two hops between threads:
+   * docs/gds.md, "What the writer thread's hops cost". False, with nothing done, otherwise.
+   */
+  private boolean storeNow(DstoreWriter.Write w) {
+    List<DstoreWriter> all = open;
+    if (all.size() != current.size() || all.isEmpty()) {
+      return false;
+    }
+    int locks = 0;
+    for (DstoreWriter s : all) {
+      locks += s.lockCount();
+    }
+    if (locks > INLINE_LOCKS_MAX) {
+      return false;
+    }
+    List<DstoreWriter.Held> held = new ArrayList<>(all.size());
+    for (DstoreWriter s : all) {
+      DstoreWriter.Held h;
+      try {
+        h = s.lockIfFree();
+      } catch (RuntimeException e) {
+        h = null; // a store closing: the writer thread's path reports it
+      }
+      if (h == null) {
+        for (int i = 0; i < held.size(); i++) {
+          all.get(i).unlock(held.get(i));
+        }
+        return false;
+      }
+      held.add(h);
+    }
+    var unused = home(w.nspace()); // a namespace first written here lives in these stores
+    List<DstoreWriter.Write> one = List.of(w);
+    for (int i = 0; i < all.size(); i++) {
+      try {
+        storeAll(all.get(i), one, held.get(i));
+      } catch (RuntimeException e) {
+        // The lock is released (storeAll's own finally); the write's rank was hidden or the
+        // store is closing. As on the writer thread: logged, the server goes on.
+        LOG.log(Level.WARNING, "a shared-memory store write failed", e);
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The most locks a write on the progress thread may take (every store's writer lock: a ds21
+   * lock is a mutex pair per local process, ds12's one rwlock): with ds21 and ds12 served, jobs of
+   * up to 3 local processes. Beyond, the writer thread's batches (several commits under one taking
+   * of the locks, beside the progress thread on another core) did better: at `-n 8` the fences
+   * were 8-11% slower with every write made here (docs/gds.md, "What the writer thread's hops
+   * cost").
+   */
+  private static final int INLINE_LOCKS_MAX = 8;
 
   /** Writer thread. */
   private void drain() {
@@ -503,18 +567,42 @@ public final class SharedStores implements AutoCloseable {
     if (writes.isEmpty()) {
       return;
     }
-    w.storeAll(
-        writes,
-        (x, e) -> {
-          String what =
-              "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
-                  + " not stored; hidden from its readers, who ask the server";
-          if (e instanceof PmixException) {
-            LOG.log(Level.WARNING, what + ": " + e.getMessage()); // a stated cause: no trace
-          } else {
-            LOG.log(Level.WARNING, what, e);
-          }
-        });
+    w.storeAll(writes, failureLog(w));
+  }
+
+  /** {@link #storeAll}, under the lock {@link #storeNow} took. */
+  private static void storeAll(
+      DstoreWriter w, List<DstoreWriter.Write> writes, DstoreWriter.Held held) {
+    w.storeAll(writes, failureLog(w), held);
+  }
+
+  private static FailureLog failureLog(DstoreWriter w) {
+    return new FailureLog(w);
+  }
+
+  /**
+   * Logs a write that failed (its rank is hidden). A class, not a lambda: a job's first commit
+   * may now run it on the progress thread (docs/architecture.md, "First requests").
+   */
+  private static final class FailureLog
+      implements java.util.function.BiConsumer<DstoreWriter.Write, RuntimeException> {
+    private final DstoreWriter w;
+
+    FailureLog(DstoreWriter w) {
+      this.w = w;
+    }
+
+    @Override
+    public void accept(DstoreWriter.Write x, RuntimeException e) {
+      String what =
+          "gds " + w.kind().libpmixName() + ": data of " + x.nspace() + ":" + x.rank()
+              + " not stored; hidden from its readers, who ask the server";
+      if (e instanceof PmixException) {
+        LOG.log(Level.WARNING, what + ": " + e.getMessage()); // a stated cause: no trace
+      } else {
+        LOG.log(Level.WARNING, what, e);
+      }
+    }
   }
 
   /**

@@ -18,11 +18,14 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>A write takes the readers' locks (docs/gds.md section 5): a reader that stops while holding
  * one (stopped, traced, killed inside its copy) makes the writer wait up to the lock timeout. So
- * writes run here, one at a time in submission order, never on the progress thread, which keeps
- * serving everyone else meanwhile. What a store reader is told after a write was submitted (its
- * job data's REQ reply, a fence release, a direct-modex answer) must not overtake the write, or
- * the reader looks before the data is there: {@link #afterWrites} holds such an action until
- * every write submitted before it has ended, in the order the actions came.
+ * writes run here, one at a time in submission order, and the progress thread keeps serving
+ * everyone else meanwhile; it writes itself only what waits for nothing (a small job's write
+ * while this thread is {@linkplain #idle idle} and every lock is free: {@code
+ * SharedStores.storeNow}), and then nothing is submitted here. What a store reader is told after
+ * a write was submitted (its job data's REQ reply, a fence release, a direct-modex answer) must
+ * not overtake the write, or the reader looks before the data is there: {@link #afterWrites}
+ * holds such an action until every write submitted before it has ended, in the order the actions
+ * came.
  *
  * <p>{@link #submit} and {@link #afterWrites} are called on the progress thread only; the
  * counters are its state. The writes themselves run on the writer thread and must not touch the
@@ -82,6 +85,15 @@ public final class StoreWrites {
       // server that never started): nothing waits any more.
       LOG.log(Level.DEBUG, "store write ended after the progress thread stopped");
     }
+  }
+
+  /**
+   * Whether every write submitted has ended and its end has been seen here, on the progress
+   * thread: the writer thread has nothing to do, and what it did happened before this call (its
+   * end reached us through the progress thread's queue). Progress thread only.
+   */
+  boolean idle() {
+    return ended >= submitted && waiting.isEmpty();
   }
 
   /**
