@@ -433,21 +433,6 @@ public final class DstoreWriter implements AutoCloseable {
   }
 
   /**
-   * How many locks the writer lock takes: ds12's rwlock, or ds21's mutex pair of every local
-   * process of every namespace (and one more).
-   */
-  public int lockCount() {
-    if (rwlock != 0) {
-      return 1;
-    }
-    int locks = 1;
-    for (Ns ns : namespaces.values()) {
-      locks += ns.mutexes.length;
-    }
-    return locks;
-  }
-
-  /**
    * As {@link #storeAll}, under {@code held} (from {@link #lockIfFree}), which is released here.
    */
   public void storeAll(

@@ -159,7 +159,6 @@ class DstoreWriterTest {
   void aWriteThatWouldWaitIsNotMade(GdsKind kind) throws Exception {
     try (DstoreWriter w = writer(kind, Map.of())) {
       jobOfTwo(w);
-      assertEquals(kind == GdsKind.DS21 ? 5 : 1, w.lockCount());
       DstoreWriter.Held now = w.lockIfFree();
       assertNotNull(now);
       w.storeAll(

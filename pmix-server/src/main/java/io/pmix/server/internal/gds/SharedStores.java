@@ -396,6 +396,8 @@ public final class SharedStores implements AutoCloseable {
    * of the registration once it is written: {@link #written}).
    */
   public void namespaceRegistered(String nspace, int nlocalprocs) {
+    Integer before = localProcsOf.put(nspace, nlocalprocs);
+    localProcs += nlocalprocs - (before == null ? 0 : before);
     enqueue(new AddNamespace(nspace, nlocalprocs));
   }
 
@@ -473,11 +475,7 @@ public final class SharedStores implements AutoCloseable {
     if (all.size() != current.size() || all.isEmpty()) {
       return false;
     }
-    int locks = 0;
-    for (DstoreWriter s : all) {
-      locks += s.lockCount();
-    }
-    if (locks > INLINE_LOCKS_MAX) {
+    if (localProcs > INLINE_LOCAL_PROCS_MAX) {
       return false;
     }
     List<DstoreWriter.Held> held = new ArrayList<>(all.size());
@@ -511,14 +509,18 @@ public final class SharedStores implements AutoCloseable {
   }
 
   /**
-   * The most locks a write on the progress thread may take (every store's writer lock: a ds21
-   * lock is a mutex pair per local process, ds12's one rwlock): with ds21 and ds12 served, jobs of
-   * up to 3 local processes. Beyond, the writer thread's batches (several commits under one taking
-   * of the locks, beside the progress thread on another core) did better: at `-n 8` the fences
-   * were 8-11% slower with every write made here (docs/gds.md, "What the writer thread's hops
-   * cost").
+   * The most local processes (of every namespace registered) for which a write is made on the
+   * progress thread. Beyond, the writer thread's batches (several commits under one taking of the
+   * locks, ds21's being a mutex pair per local process, beside the progress thread on another
+   * core) did better: at {@code -n 8} the fences were 8-11% slower with every write made here
+   * (docs/gds.md, "What the writer thread's hops cost").
    */
-  private static final int INLINE_LOCKS_MAX = 8;
+  private static final int INLINE_LOCAL_PROCS_MAX = 3;
+
+  /** Local processes of each namespace registered, and their sum; progress thread only. */
+  private final Map<String, Integer> localProcsOf = new HashMap<>();
+
+  private int localProcs;
 
   /** Writer thread. */
   private void drain() {
@@ -665,6 +667,10 @@ public final class SharedStores implements AutoCloseable {
   /** A namespace was deregistered: every file naming it goes. */
   public void namespaceGone(String nspace) {
     jobDataWritten.remove(nspace);
+    Integer gone = localProcsOf.remove(nspace);
+    if (gone != null) {
+      localProcs -= gone;
+    }
     enqueue(
         (Runnable)
             () -> {
@@ -702,6 +708,8 @@ public final class SharedStores implements AutoCloseable {
       return c;
     }
     jobDataWritten.clear();
+    localProcsOf.clear();
+    localProcs = 0;
     StoreWrites ws = writes;
     if (ws == null) {
       removeAll();
