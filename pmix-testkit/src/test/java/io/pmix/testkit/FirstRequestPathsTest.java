@@ -44,7 +44,7 @@ class FirstRequestPathsTest {
           Map.entry("io.pmix.server.internal.JobData", List.of("build", "jobLevelKvals")),
           Map.entry(
               "io.pmix.server.internal.gds.SharedStores",
-              List.of("namespaceRegistered", "enqueue", "storeNow", "failureLog")),
+              List.of("namespaceRegistered", "enqueue", "storeNow", "storeAll")),
           Map.entry("io.pmix.server.internal.gds.SharedStores$AddNamespace", List.of("run")),
           Map.entry("io.pmix.server.internal.collective.Groups", List.of("namespaceGone")),
           Map.entry("io.pmix.server.internal.HostCalls", List.of("call", "callHere")),

@@ -465,8 +465,9 @@ public final class SharedStores implements AutoCloseable {
   /**
    * Stores {@code w} here, on the progress thread, when that waits for nothing: the writer thread
    * is idle (so the stores' state is this thread's to touch until the next hand-over to it, which
-   * the writer's executor orders), no retired store is open, and every store's writer lock is
-   * free now ({@link DstoreWriter#lockIfFree}). What waits for the write (a collecting fence's
+   * the writer's executor orders), no retired store is open, the jobs are small ({@link
+   * #INLINE_LOCAL_PROCS_MAX}) and every store's writer lock is free now ({@link
+   * DstoreWriter#lockIfFree}). What waits for the write (a collecting fence's
    * release, a REQ reply) then goes out at once instead of after two hops between threads:
    * docs/gds.md, "What the writer thread's hops cost". False, with nothing done, otherwise.
    */
@@ -569,17 +570,13 @@ public final class SharedStores implements AutoCloseable {
     if (writes.isEmpty()) {
       return;
     }
-    w.storeAll(writes, failureLog(w));
+    w.storeAll(writes, new FailureLog(w));
   }
 
   /** {@link #storeAll}, under the lock {@link #storeNow} took. */
   private static void storeAll(
       DstoreWriter w, List<DstoreWriter.Write> writes, DstoreWriter.Held held) {
-    w.storeAll(writes, failureLog(w), held);
-  }
-
-  private static FailureLog failureLog(DstoreWriter w) {
-    return new FailureLog(w);
+    w.storeAll(writes, new FailureLog(w), held);
   }
 
   /**
