@@ -16,6 +16,8 @@ import io.pmix.common.internal.wire.Segmentations.Segmentation;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -33,41 +35,25 @@ class FramingContractTest {
 
   /** The two readers, and how to see what a frame each emits holds. */
   enum Framer {
-    DECODER {
-      @Override
-      ChannelHandler handler(int max, FrameBudget budget) {
-        return new FrameDecoder(max, budget);
-      }
+    DECODER(FrameDecoder::new, FramingContractTest::seenSlice),
+    READER(FrameReader::new, FramingContractTest::seenArray);
 
-      @Override
-      Seen seen(Object frame) {
-        Frame f = (Frame) frame;
-        try {
-          byte[] p = new byte[f.payload().readableBytes()];
-          f.payload().getBytes(f.payload().readerIndex(), p);
-          return new Seen(f.pindex(), f.tag(), p);
-        } finally {
-          f.release();
-        }
-      }
-    },
-    READER {
-      @Override
-      ChannelHandler handler(int max, FrameBudget budget) {
-        return new FrameReader(max, budget);
-      }
+    private final BiFunction<Integer, FrameBudget, ChannelHandler> make;
+    private final Function<Object, Seen> seen;
 
-      @Override
-      Seen seen(Object frame) {
-        ArrayFrame f = (ArrayFrame) frame;
-        return new Seen(f.pindex(), f.tag(), f.payload());
-      }
-    };
+    Framer(BiFunction<Integer, FrameBudget, ChannelHandler> make, Function<Object, Seen> seen) {
+      this.make = make;
+      this.seen = seen;
+    }
 
-    abstract ChannelHandler handler(int max, FrameBudget budget);
+    ChannelHandler handler(int max, FrameBudget budget) {
+      return make.apply(max, budget);
+    }
 
     /** What {@code frame} holds (released, for a frame that must be). */
-    abstract Seen seen(Object frame);
+    Seen seen(Object frame) {
+      return seen.apply(frame);
+    }
 
     EmbeddedChannel channel(int max) {
       return new EmbeddedChannel(handler(max, FrameBudget.UNLIMITED));
@@ -85,6 +71,24 @@ class FramingContractTest {
 
   /** A frame's fields. */
   record Seen(int pindex, int tag, byte[] payload) {}
+
+  /** A {@link FrameDecoder} frame: a slice of the received buffers, copied out and released. */
+  private static Seen seenSlice(Object frame) {
+    Frame f = (Frame) frame;
+    try {
+      byte[] p = new byte[f.payload().readableBytes()];
+      f.payload().getBytes(f.payload().readerIndex(), p);
+      return new Seen(f.pindex(), f.tag(), p);
+    } finally {
+      f.release();
+    }
+  }
+
+  /** A {@link FrameReader} frame: an array of its own. */
+  private static Seen seenArray(Object frame) {
+    ArrayFrame f = (ArrayFrame) frame;
+    return new Seen(f.pindex(), f.tag(), f.payload());
+  }
 
   private static void assertFrame(FrameCapture expected, Seen actual, String what) {
     assertEquals(expected.pindex(), actual.pindex(), what);
