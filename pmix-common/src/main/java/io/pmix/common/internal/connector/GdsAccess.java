@@ -20,17 +20,19 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The shared-memory data store a cycle reads job-level and modex data from, when its client
- * chose one (ds21 or ds12; docs/gds.md), and the reads of it. A read may wait for the server's
- * write lock, so it runs on the {@link LibraryThreads#read reader thread} and its outcome comes
- * back to the progress thread; reads run one at a time, in the order asked.
+ * chose one (ds21 or ds12; docs/gds.md), and the reads of it. A read that would wait for the
+ * server's write lock (or for another thread of this process reading) runs on the {@link
+ * LibraryThreads#read reader thread} and its outcome comes back to the progress thread; one that
+ * need not is made on the progress thread at once. Reads are made one at a time, in the order
+ * asked.
  *
  * <p>Owns the module from {@link #install} on: {@link #release} (after every thread of the cycle
  * has ended) closes it, unmapping its segments and closing its descriptors; a ds21 lock slot
  * stays the process's, as in libpmix, and the next cycle reuses it.
  *
- * <p>Threading: installed and asked on the progress thread; the module itself is used on the
- * reader thread and, for the fast path of a get, on the application's calling thread (the module
- * is thread-safe), and closed once the library's threads have ended (a caller reading then finds
+ * <p>Threading: installed and asked on the progress thread; the module itself is used there
+ * (only through {@link GdsModule#readIfFree}), on the reader thread and, for the fast path of a
+ * get, on the application's calling thread (the module is thread-safe), and closed once the library's threads have ended (a caller reading then finds
  * it closed and takes the ordinary path, which fails as finalized).
  */
 final class GdsAccess implements SessionPart {
@@ -95,28 +97,13 @@ final class GdsAccess implements SessionPart {
   }
 
   /**
-   * The records of {@code procs} read here, on the progress thread, when the store can be read
-   * without waiting ({@link GdsModule#fetchRecordsIfFree}); null when it cannot (then {@link
-   * #read} it on the reader thread), or when the read fails (the reader thread's read reports
-   * that). Progress thread.
-   */
-  @Nullable List<Optional<List<Info>>> readNow(List<Proc> procs) {
-    GdsModule m = module;
-    if (m == null) {
-      throw new IllegalStateException("no shared-memory store is attached");
-    }
-    try {
-      return m.fetchRecordsIfFree(procs);
-    } catch (RuntimeException e) {
-      return null;
-    }
-  }
-
-  /**
-   * Runs {@code read} against the module on the reader thread, then {@code then} with its result
-   * on the progress thread, or {@code failed} there with the failure of the read (a corrupt store,
-   * the lock not granted in time). If the cycle ends meanwhile, neither runs: {@code owner} fails
-   * with {@code ERR_INIT}. Progress thread.
+   * Runs {@code read} against the module, then {@code then} with its result on the progress
+   * thread, or {@code failed} there with the failure of the read (a corrupt store, the lock not
+   * granted in time). The read is made here, and {@code then} or {@code failed} runs before this
+   * returns, when it needs no waiting ({@link GdsModule#readIfFree}) and no read asked before is
+   * still to come back from the reader thread (their order is kept); otherwise on the reader
+   * thread, and if the cycle ends meanwhile, neither runs: {@code owner} fails with {@code
+   * ERR_INIT}. Progress thread.
    *
    * @throws IllegalStateException if no module is attached
    */
@@ -129,6 +116,26 @@ final class GdsAccess implements SessionPart {
     if (m == null) {
       throw new IllegalStateException("no shared-memory store is attached");
     }
+    if (reads == 0) {
+      // Here, without the two hand-offs through the reader thread (each a thread's wake-up):
+      // a get the store answers only after the server's reply crossed four (issue 15).
+      Here<T> here = new Here<>(read);
+      boolean made;
+      try {
+        made = m.readIfFree(here);
+      } catch (RuntimeException e) {
+        failed.accept(failure(m, e));
+        return;
+      }
+      if (made) {
+        if (here.failure != null) {
+          failed.accept(here.failure);
+        } else {
+          then.accept(here.result);
+        }
+        return;
+      }
+    }
     reads++;
     try {
       threads.read(new Read<>(m, owner, read, then, failed));
@@ -136,6 +143,15 @@ final class GdsAccess implements SessionPart {
       reads--;
       threads.fail(owner, threads.finalized(e));
     }
+  }
+
+  /** A failed read as its get reports it. */
+  private static PmixException failure(GdsModule m, RuntimeException e) {
+    if (e instanceof PmixException p) {
+      return p;
+    }
+    // A closed reader (the cycle ended) or a bug: the get fails, the library keeps serving.
+    return new PmixException(Status.ERROR, "reading the " + m.name() + " store: " + e, e);
   }
 
   private <T> void runRead(
@@ -148,13 +164,9 @@ final class GdsAccess implements SessionPart {
     PmixException failure = null;
     try {
       result = read.apply(m);
-    } catch (PmixException e) {
-      result = null;
-      failure = e;
     } catch (RuntimeException e) {
-      // A closed reader (the cycle ended) or a bug: the get fails, the library keeps serving.
       result = null;
-      failure = new PmixException(Status.ERROR, "reading the " + m.name() + " store: " + e, e);
+      failure = failure(m, e);
     }
     try {
       threads.execute(new Outcome<>(result, failure, then, failed));
@@ -166,6 +178,29 @@ final class GdsAccess implements SessionPart {
 
   // Classes, not lambdas: every first init on ds21/ds12 reads the store (docs/architecture.md,
   // "First requests").
+
+  /**
+   * A read made on the progress thread, within {@link GdsModule#readIfFree}: its result, or its
+   * failure (kept apart from the module's own, which means nothing was read).
+   */
+  private static final class Here<T> implements Consumer<GdsModule> {
+    private final Function<GdsModule, T> read;
+    private @Nullable T result;
+    private @Nullable PmixException failure;
+
+    Here(Function<GdsModule, T> read) {
+      this.read = read;
+    }
+
+    @Override
+    public void accept(GdsModule m) {
+      try {
+        result = read.apply(m);
+      } catch (RuntimeException e) {
+        failure = failure(m, e);
+      }
+    }
+  }
 
   /** A read, on the reader thread. */
   private final class Read<T> implements Runnable {

@@ -37,8 +37,9 @@ import org.jspecify.annotations.Nullable;
  * store does not answer, before the server is asked. A miss there (no such key, or no data of the
  * rank yet) asks the server; its answer for a dstore namespace may carry the data, part of it
  * (the keys the server's own hash store has), or nothing (libpmix's server finds the data in the
- * store and says so with an empty success), so after it the store is read again. The reads run on
- * the reader thread; what they find is used here, on the progress thread.
+ * store and says so with an empty success), so after it the store is read again. The reads run
+ * here when they need not wait for the store's lock, else on the reader thread; what they find
+ * is used here, on the progress thread ({@link GdsAccess#read}).
  *
  * <p>Confined to the progress thread.
  */
@@ -121,13 +122,8 @@ final class GetResolver implements SessionPart {
             done.accept(null);
           }
         };
-    // Here when the store is free (the usual case): no reader thread to start and hand back
-    // from at every init (issue 15); else on the reader thread, which may wait for the lock.
-    List<Optional<List<Info>>> now = gds.readNow(List.of(wildcard, self));
-    if (now != null) {
-      ingest.accept(now);
-      return;
-    }
+    // Read here when the store is free (the usual case): no reader thread to start and hand
+    // back from at every init (issue 15); else on the reader thread, which may wait for the lock.
     gds.read(
         owner,
         new Function<GdsModule, List<Optional<List<Info>>>>() {

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -71,8 +72,14 @@ public final class DstoreReader implements GdsModule {
   private final Duration lockTimeout;
   private final DstoreFormat records;
 
-  /** Held by a read (and the close), one at a time; tried, not waited for, by {@link #fetchRecordsIfFree}. */
+  /**
+   * Held by a read (and the close), one at a time; tried, not waited for, by {@link #readIfFree},
+   * whose reads take it again (it is reentrant).
+   */
   private final ReentrantLock reading = new ReentrantLock();
+
+  /** Whether the store's lock is held by {@link #readIfFree}; {@link #reading} held. */
+  private boolean storeLocked;
 
   private final List<Segment> initial = new ArrayList<>();
   private final Map<String, NsSegments> namespaces = new HashMap<>();
@@ -192,42 +199,42 @@ public final class DstoreReader implements GdsModule {
    * {@inheritDoc}
    *
    * <p>Here: when no other thread of this process is reading this store and the store's lock is
-   * granted at once (a zero timeout); mapping the segments the server added since is the only
-   * other work, and it does not wait for anyone.
+   * granted at once (a zero timeout); the reads then run under that one lock (their values
+   * decoded under it too). Mapping the segments the server added since is the only other work,
+   * and it does not wait for anyone.
    */
   @Override
-  public @Nullable List<Optional<List<Info>>> fetchRecordsIfFree(List<Proc> procs) {
-    List<Optional<List<Raw>>> raws = new ArrayList<>(procs.size());
+  public boolean readIfFree(Consumer<GdsModule> reads) {
+    requireNonNull(reads, "reads");
     if (!reading.tryLock()) {
-      return null;
+      return false;
     }
     try {
-      for (Proc p : procs) {
-        check(p);
+      if (closed) {
+        throw new IllegalStateException("the " + name() + " reader is closed");
+      }
+      if (storeLocked) {
+        throw new IllegalStateException("readIfFree within readIfFree");
       }
       try {
         lock.lock(Duration.ZERO);
       } catch (PmixException e) {
         if (e.status().equals(Status.ERR_TIMEOUT)) {
-          return null; // the server is writing, or a process holds it: read where one may wait
+          return false; // the server is writing, or a process holds it: read where one may wait
         }
         throw e;
       }
+      storeLocked = true;
       try {
-        for (Proc p : procs) {
-          raws.add(readLocked(p, null));
-        }
+        reads.accept(this);
       } finally {
+        storeLocked = false;
         lock.unlock();
       }
+      return true;
     } finally {
       reading.unlock();
     }
-    List<Optional<List<Info>>> out = new ArrayList<>(raws.size());
-    for (Optional<List<Raw>> r : raws) {
-      out.add(records(r));
-    }
-    return out;
   }
 
   private Optional<List<Info>> records(Optional<List<Raw>> raw) {
@@ -263,6 +270,9 @@ public final class DstoreReader implements GdsModule {
     reading.lock();
     try {
       check(proc);
+      if (storeLocked) {
+        return readLocked(proc, key); // within readIfFree, on its thread
+      }
       lock.lock(lockTimeout);
       try {
         return readLocked(proc, key);

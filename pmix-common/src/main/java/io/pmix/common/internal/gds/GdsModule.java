@@ -6,7 +6,7 @@ import io.pmix.common.Value;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import org.jspecify.annotations.Nullable;
+import java.util.function.Consumer;
 
 /**
  * Where a connector finds the job-level data and the modex data of the processes it asks about:
@@ -52,14 +52,15 @@ public interface GdsModule extends AutoCloseable {
   Optional<List<Info>> fetchRecords(Proc proc);
 
   /**
-   * The records of each of {@code procs}, as {@link #fetchRecords} gives them, read only if that
-   * needs no waiting (for a thread that must never wait: the progress thread at init); null when
-   * it would have to wait, and then nothing was read. This default never tries.
+   * Runs {@code reads} (calls of this module's fetch methods) now, only if none of them needs to
+   * wait for anyone, for a thread that must never wait (a client's progress thread); returns
+   * false, having run nothing, when one would. This default never tries.
    *
-   * @throws io.pmix.common.PmixException if the store cannot be read (a corrupt segment)
+   * @throws io.pmix.common.PmixException if the store cannot be read (a corrupt segment), or what
+   *     {@code reads} throws
    */
-  default @Nullable List<Optional<List<Info>>> fetchRecordsIfFree(List<Proc> procs) {
-    return null;
+  default boolean readIfFree(Consumer<GdsModule> reads) {
+    return false;
   }
 
   /** Releases what the module holds (mappings, descriptors); idempotent. */

@@ -44,9 +44,9 @@ import org.junit.jupiter.api.Timeout;
  * DstoreReaderIT prove the reader against libpmix's): what the store holds is got without a
  * message, job data included; a miss asks the server and reads the store again after its answer,
  * whichever of libpmix's shapes the answer has (data, nothing, an empty blob); {@code
- * pmix.optional} never asks; a read that fails fails its get; the store is read on the reader
- * thread, never on the progress thread; and the cycle's end closes it, failing a read still
- * waiting with {@code ERR_INIT}.
+ * pmix.optional} never asks; a read that fails fails its get; the store is read on the progress
+ * thread only when that needs no waiting, else on the reader thread, in the order asked; and the
+ * cycle's end closes it, failing a read still waiting with {@code ERR_INIT}.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class GdsGetTest {
@@ -193,6 +193,50 @@ class GdsGetTest {
     assertEquals(1, getRequests(), server.requests::toString);
   }
 
+  /**
+   * A store whose reads need no waiting is read on the progress thread, a get that misses it
+   * included (before the server is asked and after its answer), and the reader thread is not
+   * used: a get costs no hand-off beyond the ones to the progress thread and back.
+   */
+  @Test
+  void aStoreThatNeedsNoWaitingIsReadOnTheProgressThread() {
+    store.free = true;
+    server.rankGets = ScriptedServer.RankGets.EMPTY_SUCCESS;
+    missThenServerThenStore();
+    store.put(WILD, "wild.key", Value.of("job-level, not in the REQ reply"));
+    assertEquals("job-level, not in the REQ reply", get(WILD, "wild.key").asString());
+    assertTrue(store.readers.contains(ROLE.progressThread()), store.readers::toString);
+    assertFalse(store.readers.contains(ROLE.gdsThread()), store.readers::toString);
+    StateAccounting.assertAccounted(session);
+  }
+
+  /**
+   * A read asked while an earlier one is still on the reader thread (it waits for the lock) goes
+   * there too, after it, even though the store is free by then: reads are made in the order asked.
+   */
+  @Test
+  void aReadAskedWhileAnotherWaitsOnTheReaderThreadFollowsIt() throws Exception {
+    store.free = true;
+    open();
+    store.put(WILD, "wild.a", Value.of("a"));
+    store.put(WILD, "wild.b", Value.of("b"));
+    store.busy = true;
+    CountDownLatch release = store.holdReads();
+    CompletableFuture<Value> a = session.get(WILD, "wild.a", List.of());
+    store.awaitReading();
+    store.busy = false;
+    CompletableFuture<Value> b = session.get(WILD, "wild.b", List.of());
+    CompletableFuture<Void> handled = new CompletableFuture<>();
+    session.execute(() -> handled.complete(null)); // runs after b's request was handled
+    handled.get(10, TimeUnit.SECONDS);
+    assertFalse(b.isDone());
+    release.countDown();
+    assertEquals("a", a.get(10, TimeUnit.SECONDS).asString());
+    assertEquals("b", b.get(10, TimeUnit.SECONDS).asString());
+    List<String> last = store.readers.subList(store.readers.size() - 2, store.readers.size());
+    assertEquals(List.of(ROLE.gdsThread(), ROLE.gdsThread()), last);
+  }
+
   @Test
   void aKeyNobodyHasIsNotFoundAfterTheServer() {
     server.rankGets = ScriptedServer.RankGets.EMPTY_SUCCESS;
@@ -292,6 +336,10 @@ class GdsGetTest {
     private final List<Info> wildcardRecords = new ArrayList<>();
     final List<String> readers = new java.util.concurrent.CopyOnWriteArrayList<>();
     volatile boolean closed;
+    /** Whether {@link #readIfFree} reads (a free store) or declines (the default). */
+    volatile boolean free;
+    /** While set, {@link #readIfFree} declines, as when another process holds the lock. */
+    volatile boolean busy;
     volatile PmixException failure;
     volatile CountDownLatch gate;
     volatile java.util.function.BiConsumer<Proc, String> onRead = (p, k) -> {};
@@ -325,7 +373,8 @@ class GdsGetTest {
       readers.add(Thread.currentThread().getName());
       reading.countDown();
       CountDownLatch g = gate;
-      if (g != null) {
+      // Held reads stand for a lock another process holds, which readIfFree never waits for.
+      if (g != null && !Thread.currentThread().getName().equals(ROLE.progressThread())) {
         try {
           g.await(20, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
@@ -380,6 +429,15 @@ class GdsGetTest {
             m.forEach((k, v) -> out.add(Info.of(k, v)));
             return Optional.of(out);
           });
+    }
+
+    @Override
+    public boolean readIfFree(java.util.function.Consumer<GdsModule> reads) {
+      if (!free || busy) {
+        return false;
+      }
+      reads.accept(this);
+      return true;
     }
 
     @Override

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -21,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -110,11 +112,63 @@ class DstoreWriterTest {
       try (DstoreReader r =
           DstoreReader.attach(kind, w.directory(), "job1", WireFormat.DEFAULT, T)) {
         List<Proc> procs = List.of(Proc.wildcard("job1"), new Proc("job1", 0), new Proc("job1", 1));
-        List<Optional<List<Info>>> now = r.fetchRecordsIfFree(procs);
+        List<Optional<List<Info>>> now = new ArrayList<>();
+        assertTrue(
+            r.readIfFree(
+                m -> {
+                  for (Proc p : procs) {
+                    now.add(m.fetchRecords(p));
+                  }
+                }));
         assertEquals(
             List.of(r.fetchRecords(procs.get(0)), r.fetchRecords(procs.get(1)), Optional.empty()),
             now);
         assertEquals(2, now.get(1).orElseThrow().size());
+        // A key, and a key a process lacks, as an ordinary fetch gives them.
+        List<GdsModule.Fetched> keys = new ArrayList<>();
+        assertTrue(
+            r.readIfFree(
+                m -> {
+                  keys.add(m.fetch(procs.get(1), "k.str"));
+                  keys.add(m.fetch(procs.get(1), "k.none"));
+                }));
+        assertEquals(List.of(r.fetch(procs.get(1), "k.str"), new GdsModule.Fetched.NoKey()), keys);
+      }
+    }
+  }
+
+  /**
+   * A read that fails within {@link DstoreReader#readIfFree} (here a proc a dstore cannot hold)
+   * throws out of it and leaves both locks free: a read by another thread is made at once after.
+   */
+  @Test
+  @Timeout(60)
+  void aReadThatFailsWithinLeavesTheLocksFree() throws Exception {
+    try (DstoreWriter w = writer(GdsKind.DS21, Map.of())) {
+      jobOfTwo(w);
+      try (DstoreReader r =
+          DstoreReader.attach(GdsKind.DS21, w.directory(), "job1", WireFormat.DEFAULT, T)) {
+        assertThrows(
+            IllegalArgumentException.class,
+            () ->
+                r.readIfFree(
+                    m -> {
+                      var unused = m.fetchRecords(new Proc("job1", Proc.RANK_LOCAL_NODE));
+                    }));
+        java.util.concurrent.ExecutorService other =
+            java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+          List<GdsModule.Fetched> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+          assertTrue(
+              other.submit(() -> r.readIfFree(m -> got.add(m.fetch(new Proc("job1", 0), "k.str"))))
+                  .get());
+          assertInstanceOf(GdsModule.Fetched.Found.class, got.get(0));
+          assertInstanceOf(
+              GdsModule.Fetched.Found.class,
+              other.submit(() -> r.fetch(new Proc("job1", 0), "k.str")).get());
+        } finally {
+          other.shutdownNow();
+        }
       }
     }
   }
@@ -135,10 +189,14 @@ class DstoreWriterTest {
         java.util.concurrent.ExecutorService other =
             java.util.concurrent.Executors.newSingleThreadExecutor();
         try {
+          List<Optional<List<Info>>> now = new java.util.concurrent.CopyOnWriteArrayList<>();
           try (HeldReaderLock held = HeldReaderLock.take(w.directory(), "job1")) {
-            assertEquals(null, other.submit(() -> r.fetchRecordsIfFree(job)).get());
+            assertFalse(
+                other.submit(() -> r.readIfFree(m -> now.add(m.fetchRecords(job.get(0))))).get());
+            assertEquals(List.of(), now, "read nothing");
           }
-          List<Optional<List<Info>>> now = other.submit(() -> r.fetchRecordsIfFree(job)).get();
+          assertTrue(
+              other.submit(() -> r.readIfFree(m -> now.add(m.fetchRecords(job.get(0))))).get());
           assertEquals(List.of(r.fetchRecords(job.get(0))), now);
         } finally {
           other.shutdownNow();
