@@ -30,6 +30,10 @@
  *   fence         PMIx_Fence of the job without data, per batch
  *   fence-collect PMIx_Fence with PMIX_COLLECT_DATA, 1 KiB committed by
  *                 each rank, per batch
+ *   fence-each, fence-collect-each
+ *                 the same fences one by one: a line per timed fence, printed
+ *                 after the batches (the batch mean carries the slowest few;
+ *                 the median of these does not)
  *   init-warm     PMIx_Init again after a PMIx_Finalize, per cycle
  *   finalize      the last PMIx_Finalize
  * Batches: 10 after a warm-up of a tenth of the operations. Exits 0 on
@@ -69,23 +73,42 @@ static void get_once(const pmix_proc_t *p, const char *key)
     PMIX_VALUE_RELEASE(v);
 }
 
-/* ops operations split into a warm-up of ops/10 and BATCHES timed batches */
+/* ops operations split into a warm-up of ops/10 and BATCHES timed batches;
+ * with `each` (the fences), every timed operation is also printed on its own
+ * as "<metric>-each", after the batches (ClientBenchmark does the same). */
 static void batches(const char *metric, int ops, const pmix_proc_t *p, const char *key,
-                    const pmix_info_t *finfo, size_t nfinfo)
+                    const pmix_info_t *finfo, size_t nfinfo, int each)
 {
     int per = ops / BATCHES < 1 ? 1 : ops / BATCHES;
+    long long *ops_ns = each ? calloc((size_t) per * BATCHES, sizeof(long long)) : NULL;
+    char each_metric[64];
+    if (each && NULL == ops_ns) {
+        fprintf(stderr, "FAIL rank %u %s: out of memory\n", me.rank, metric);
+        exit(1);
+    }
     for (int b = -1; b < BATCHES; b++) {
         long long t = now_ns(CLOCK_MONOTONIC);
         for (int i = 0; i < per; i++) {
+            long long o = NULL != ops_ns && b >= 0 ? now_ns(CLOCK_MONOTONIC) : 0;
             if (NULL != key) {
                 get_once(p, key);
             } else {
                 check(PMIx_Fence(NULL, 0, finfo, nfinfo), metric);
             }
+            if (NULL != ops_ns && b >= 0) {
+                ops_ns[b * per + i] = now_ns(CLOCK_MONOTONIC) - o;
+            }
         }
         if (b >= 0) { /* b == -1 is the warm-up */
             line(metric, (now_ns(CLOCK_MONOTONIC) - t) / per);
         }
+    }
+    if (NULL != ops_ns) {
+        snprintf(each_metric, sizeof(each_metric), "%s-each", metric);
+        for (int i = 0; i < per * BATCHES; i++) {
+            line(each_metric, ops_ns[i]);
+        }
+        free(ops_ns);
     }
 }
 
@@ -188,12 +211,12 @@ int main(int argc, char **argv)
     PMIX_INFO_LOAD(&collect, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
 
     /* job key: in the job data every client holds after init */
-    batches("get-job", gets, &job, PMIX_JOB_SIZE, NULL, 0);
+    batches("get-job", gets, &job, PMIX_JOB_SIZE, NULL, 0, 0);
 
     /* peer key, local after a collecting fence */
     put_commit("bench.peer", "a value of a peer, 32 bytes long");
     check(PMIx_Fence(NULL, 0, &collect, 1), "fence");
-    batches("get-peer", gets, &peer, "bench.peer", NULL, 0);
+    batches("get-peer", gets, &peer, "bench.peer", NULL, 0, 0);
 
     /* first get of a fresh peer key: a direct modex through the server */
     for (int r = 0; r < dmodex; r++) {
@@ -220,7 +243,7 @@ int main(int argc, char **argv)
 
     /* fences: without data, then collecting 1 KiB per rank */
     check(PMIx_Fence(NULL, 0, NULL, 0), "fence");
-    batches("fence", fences, NULL, NULL, NULL, 0);
+    batches("fence", fences, NULL, NULL, NULL, 0, 1);
     char blob[1024];
     memset(blob, 'x', sizeof(blob));
     pmix_byte_object_t bo = {.bytes = blob, .size = sizeof(blob)};
@@ -229,7 +252,7 @@ int main(int argc, char **argv)
     bv.data.bo = bo;
     check(PMIx_Put(PMIX_GLOBAL, "bench.blob", &bv), "put blob");
     check(PMIx_Commit(), "commit");
-    batches("fence-collect", fences, NULL, NULL, &collect, 1);
+    batches("fence-collect", fences, NULL, NULL, &collect, 1, 1);
 
     /* the tool's init: rank 0 starts a tool that attaches to this job's server; the
      * other rank waits in the fence that follows */

@@ -126,12 +126,12 @@ public final class ClientBenchmark {
 
     // Fences: without data, then collecting 1 KiB per rank.
     PMIx.fence();
-    batches("fence", fences, PMIx::fence);
+    batches("fence", fences, PMIx::fence, true);
     byte[] blob = new byte[1024];
     Arrays.fill(blob, (byte) 'x');
     PMIx.put(Scope.GLOBAL, "bench.blob", Value.of(blob));
     PMIx.commit();
-    batches("fence-collect", fences, () -> PMIx.fence(collect));
+    batches("fence-collect", fences, () -> PMIx.fence(collect), true);
 
     // The tool's init: rank 0 starts a tool that attaches to this job's server; the other rank
     // waits in the fence that follows.
@@ -192,14 +192,33 @@ public final class ClientBenchmark {
 
   /** {@code ops} operations: a warm-up of a tenth, then {@link #BATCHES} timed batches. */
   private static void batches(String metric, int ops, Runnable op) {
+    batches(metric, ops, op, false);
+  }
+
+  /**
+   * As {@link #batches(String, int, Runnable)}; with {@code each}, every timed operation is also
+   * printed on its own as {@code <metric>-each}, after the batches (as {@code client_bench.c}
+   * does for the fences): a batch's mean carries its slowest few operations, their median not.
+   */
+  private static void batches(String metric, int ops, Runnable op, boolean each) {
     int per = Math.max(1, ops / BATCHES);
+    long[] opsNs = each ? new long[per * BATCHES] : null;
     for (int b = -1; b < BATCHES; b++) {
       long t = System.nanoTime();
       for (int i = 0; i < per; i++) {
+        long o = opsNs != null && b >= 0 ? System.nanoTime() : 0;
         op.run();
+        if (opsNs != null && b >= 0) {
+          opsNs[b * per + i] = System.nanoTime() - o;
+        }
       }
       if (b >= 0) { // b == -1 is the warm-up
         line(metric, (System.nanoTime() - t) / per);
+      }
+    }
+    if (opsNs != null) {
+      for (long ns : opsNs) {
+        line(metric + "-each", ns);
       }
     }
   }
