@@ -23,4 +23,15 @@ static inline void line(const char *metric, long long ns)
     fflush(stdout);
 }
 
+/*
+ * One sample of a burst (a line per operation, printed after the timed loop), its value twice:
+ * mpirun forwards a rank's output in chunks that can end inside a line and puts the other rank's
+ * between, so bin/bench-client takes such a line only when both values agree.
+ */
+static inline void line_checked(const char *metric, long long ns)
+{
+    printf("BENCH %s %lld %lld\n", metric, ns, ns);
+    fflush(stdout);
+}
+
 #endif

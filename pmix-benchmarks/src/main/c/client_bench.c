@@ -33,7 +33,8 @@
  *   fence-each, fence-collect-each
  *                 the same fences one by one: a line per timed fence, printed
  *                 after the batches (the batch mean carries the slowest few;
- *                 the median of these does not)
+ *                 the median of these does not), each value printed twice
+ *                 (bench_output.h's line_checked)
  *   init-warm     PMIx_Init again after a PMIx_Finalize, per cycle
  *   finalize      the last PMIx_Finalize
  * Batches: 10 after a warm-up of a tenth of the operations. Exits 0 on
@@ -106,7 +107,7 @@ static void batches(const char *metric, int ops, const pmix_proc_t *p, const cha
     if (NULL != ops_ns) {
         snprintf(each_metric, sizeof(each_metric), "%s-each", metric);
         for (int i = 0; i < per * BATCHES; i++) {
-            line(each_metric, ops_ns[i]);
+            line_checked(each_metric, ops_ns[i]);
         }
         free(ops_ns);
     }

@@ -21,4 +21,14 @@ final class BenchOutput {
     System.out.println("BENCH " + metric + " " + ns);
     System.out.flush();
   }
+
+  /**
+   * One sample of a burst (a line per operation), its value twice, as {@code bench_output.h}'s
+   * {@code line_checked}: mpirun forwards a rank's output in chunks that can end inside a line and
+   * puts the other rank's between, so bin/bench-client takes such a line only when both agree.
+   */
+  static void lineChecked(String metric, long ns) {
+    System.out.println("BENCH " + metric + " " + ns + " " + ns);
+    System.out.flush();
+  }
 }

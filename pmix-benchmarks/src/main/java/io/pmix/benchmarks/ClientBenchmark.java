@@ -218,7 +218,7 @@ public final class ClientBenchmark {
     }
     if (opsNs != null) {
       for (long ns : opsNs) {
-        line(metric + "-each", ns);
+        BenchOutput.lineChecked(metric + "-each", ns);
       }
     }
   }
