@@ -12,9 +12,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
-import io.pmix.common.Info;
-import java.util.List;
-import java.util.Optional;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -32,8 +29,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Threading: installed and asked on the progress thread; the module itself is used there
  * (only through {@link GdsModule#readIfFree}), on the reader thread and, for the fast path of a
- * get, on the application's calling thread (the module is thread-safe), and closed once the library's threads have ended (a caller reading then finds
- * it closed and takes the ordinary path, which fails as finalized).
+ * get, on the application's calling thread (the module is thread-safe), and closed once the
+ * library's threads have ended (a caller reading then finds it closed and takes the ordinary
+ * path, which fails as finalized).
  */
 final class GdsAccess implements SessionPart {
   private final LibraryThreads threads;
@@ -117,8 +115,8 @@ final class GdsAccess implements SessionPart {
       throw new IllegalStateException("no shared-memory store is attached");
     }
     if (reads == 0) {
-      // Here, without the two hand-offs through the reader thread (each a thread's wake-up):
-      // a get the store answers only after the server's reply crossed four (issue 15).
+      // Here, without the two hand-offs through the reader thread (each a thread's wake-up): a
+      // get that missed the store, asked the server and read the store again crossed four.
       Here<T> here = new Here<>(read);
       boolean made;
       try {
