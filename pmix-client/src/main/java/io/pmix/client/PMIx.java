@@ -115,6 +115,18 @@ import org.jspecify.annotations.Nullable;
  * computing of its own may prefer that flag; one with hot code of its own loses C2's peak
  * performance by it.
  *
+ * <p>Both together, for short jobs on a small machine: an archive of the application's own classes
+ * (above) and {@code -XX:TieredStopAtLevel=1}. Measured on the 2-core machine ({@code
+ * BENCH_JAVA_CDS=1 BENCH_JAVA_OPTS=-XX:TieredStopAtLevel=1 bin/bench-client}, 4 jobs of 2 ranks
+ * a side, each alternating with the C client; docs/architecture.md, "The short-job
+ * configuration"), Java / C: under libpmix's host server a first init of 18 ms (59.6 ms with the
+ * JVM's defaults in the same sitting; C: 2 ms), a tool's first init 14 ms (56 ms), fence 1.12
+ * (1.85), fence collecting 1.26 (1.66), finalize 1.01 (1.22); under Open MPI's mpirun a first
+ * init of 28 ms (79 ms; C: 9 ms), fence 0.88 (1.92), fence collecting 0.95 (2.20), finalize
+ * 1.12 (3.56). What stays slower either way is the first get of each fresh key a peer has just
+ * committed (2.3-3.3 of C's): code a job runs a few hundred times runs interpreted for most of
+ * them.
+ *
  * <p>On JDK 24 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
  * pmix-common is in): the connector and the shared-memory reader load a native library ({@code
  * libpmixjava}, or for the reader JNA's where that does not load), and {@code System.load} is a
