@@ -605,6 +605,21 @@ public final class SharedStores implements AutoCloseable {
   }
 
   /**
+   * Whether {@link #jobData} of {@code generation} would write nothing now: that generation is
+   * written, with {@code bfropsVersion} when there is one (or no store is written at all). A REQ
+   * asks first, so that it does not assemble the values only for them to be dropped.
+   */
+  public boolean jobDataWritten(String nspace, long generation, @Nullable Value bfropsVersion) {
+    if (writes == null) {
+      return true;
+    }
+    JobDataWritten was = jobDataWritten.get(nspace);
+    return was != null
+        && was.generation() == generation
+        && (bfropsVersion == null || was.bfropsVersion() != null);
+  }
+
+  /**
    * The namespace's job-level data: its loose job-level values under WILDCARD, each rank's
    * rank-level values; written once per {@code generation} (the namespace's count of changes to
    * its job data). The server writes it as soon as every local client of the namespace is
