@@ -123,9 +123,11 @@ import org.jspecify.annotations.Nullable;
  * JVM's defaults in the same sitting; C: 2 ms), a tool's first init 14 ms (56 ms), fence 1.12
  * (1.85), fence collecting 1.26 (1.66), finalize 1.01 (1.22); under Open MPI's mpirun a first
  * init of 28 ms (79 ms; C: 9 ms), fence 0.88 (1.92), fence collecting 0.95 (2.20), finalize
- * 1.12 (3.56). What stays slower either way is the first get of each fresh key a peer has just
- * committed (2.3-3.3 of C's): code a job runs a few hundred times runs interpreted for most of
- * them.
+ * 1.12 (3.56); under Slurm's {@code srun --mpi=pmix} (another sitting) a first init of 36 ms (87
+ * ms; C: 10 ms), fence 1.02 (2.85), fence collecting 1.13 (2.67), finalize 1.29 (1.17). What
+ * stays slower is the first get of each fresh key a peer has just committed (2.3-3.3 of C's under
+ * the first two servers, 1.28 under srun): code a job runs a few hundred times runs interpreted
+ * for most of them.
  *
  * <p>On JDK 24 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
  * pmix-common is in): the connector and the shared-memory reader load a native library ({@code
