@@ -182,7 +182,8 @@ public final class PMIxServer implements AutoCloseable {
     if (ownedHostExecutor != null) {
       ownedHostExecutor.execute(() -> {}); // its thread too
     }
-    ServerCore c = new ServerCore(el, host, hostExec, options);
+    ProgressExecutor pe = new ProgressExecutor(el);
+    ServerCore c = new ServerCore(pe, host, hostExec, options);
     ChannelGroup all = new DefaultChannelGroup("pmix-connections", el);
     Executor lookupExec = lookup;
     // Shared by every connection of this server: the bounds are global, not per connection.
@@ -246,7 +247,7 @@ public final class PMIxServer implements AutoCloseable {
     }
     group = g;
     loop = el;
-    progressExecutor = new ProgressExecutor(el);
+    progressExecutor = pe;
     connections = all;
     core = c;
     listener = ch;
@@ -739,7 +740,7 @@ public final class PMIxServer implements AutoCloseable {
         .execute(
             () -> {
               ChannelFuture lf = l.close();
-              List<ChannelFuture> closes = c.shutdown(Status.ERR_LOST_CONNECTION);
+              List<CompletableFuture<Void>> closes = c.shutdown(Status.ERR_LOST_CONNECTION);
               // Connections that never completed a handshake are not peers: close them too.
               ChannelGroupFuture rest = all.close();
               CompletableFuture<?>[] waits = new CompletableFuture<?>[closes.size() + 3];
@@ -750,7 +751,7 @@ public final class PMIxServer implements AutoCloseable {
               rest.addListener(x -> restDone.complete(null));
               waits[1] = restDone;
               for (int i = 0; i < closes.size(); i++) {
-                waits[i + 2] = toCompletable(closes.get(i));
+                waits[i + 2] = closes.get(i);
               }
               CompletableFuture<Void> unused = CompletableFuture.allOf(waits)
                   .whenComplete(

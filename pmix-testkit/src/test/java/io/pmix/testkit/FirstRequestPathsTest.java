@@ -32,13 +32,16 @@ class FirstRequestPathsTest {
   private static final Map<String, List<String>> PATHS =
       Map.ofEntries(
           Map.entry(
-              "io.pmix.server.internal.PeerHandler",
-              List.of("channelActive", "channelRead", "decide")),
-          Map.entry("io.pmix.server.internal.PeerHandler$HandshakeDeadline", List.of("run")),
+              "io.pmix.server.internal.PeerHandler", List.of("channelActive", "channelRead")),
+          Map.entry(
+              "io.pmix.server.internal.PeerSession",
+              List.of("opened", "connectRequest", "frame", "decide")),
+          Map.entry("io.pmix.server.internal.PeerSession$HandshakeDeadline", List.of("run")),
           Map.entry("io.pmix.server.internal.Acceptor", List.of("channelRead")),
           Map.entry("io.pmix.common.internal.wire.ConnectRequestCodec", List.of("decodePayload")),
-          Map.entry("io.pmix.server.internal.PeerHandler$Decision", List.of("accept")),
-          Map.entry("io.pmix.server.internal.PeerHandler$OwnerKnown", List.of("accept", "run")),
+          Map.entry("io.pmix.server.internal.PeerSession$Decision", List.of("accept")),
+          Map.entry("io.pmix.server.internal.PeerSession$OwnerKnown", List.of("accept", "run")),
+          Map.entry("io.pmix.server.internal.NettyConnection", List.of("of", "send")),
           Map.entry("io.pmix.server.internal.Admission", List.of("acceptClient")),
           Map.entry("io.pmix.server.internal.ServerCore", List.of("frame", "dispatch", "handle")),
           Map.entry("io.pmix.server.internal.JobData", List.of("build", "jobLevelKvals")),

@@ -2,12 +2,10 @@ package io.pmix.server.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.codec.BufferType;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ClientReply;
@@ -19,7 +17,6 @@ import io.pmix.common.internal.wire.ReplyLayout;
 import io.pmix.common.internal.wire.ToolReply;
 import io.pmix.server.HostModule;
 import io.pmix.server.ServerOptions;
-import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.gds.StoreWrites;
 import io.pmix.server.ServerSnapshot;
 import io.pmix.server.internal.lifecycle.Namespace;
@@ -109,7 +106,8 @@ public final class Admission {
    * @param kernelUid the uid owning the connector's socket, if known
    */
   public void accept(
-      Channel ch, ConnectRequest req, OptionalInt kernelUid, Consumer<Optional<Object>> done) {
+      ServerConnection ch, ConnectRequest req, OptionalInt kernelUid,
+      Consumer<Optional<Object>> done) {
     if (!stopping.getAsBoolean() && ToolSupport.isTool(req) && options.acceptsTools()) {
       // The host decides a tool's identity: the answer may come later.
       tools.accept(ch, req, kernelUid, done);
@@ -124,7 +122,7 @@ public final class Admission {
    *
    * @param kernelUid the uid owning the client's socket, if known
    */
-  public Optional<Object> accept(Channel ch, ConnectRequest req, OptionalInt kernelUid) {
+  public Optional<Object> accept(ServerConnection ch, ConnectRequest req, OptionalInt kernelUid) {
     if (stopping.getAsBoolean()) {
       return reject(req, "server is stopping");
     }
@@ -142,10 +140,10 @@ public final class Admission {
           && !options.sharedMemoryStores().contains(req.gdsModule())) {
         return reject(req, "gds module " + req.gdsModule() + " is not served");
       }
-      ch.attr(SharedStores.ANNOUNCED).set(req.gdsModule());
-      if (storeGate != null && SharedStores.readsStore(ch)) {
+      ch.announcedGds(req.gdsModule());
+      if (storeGate != null && ch.readsStore()) {
         // What this client is told after a store write waits for the write (Replies).
-        ch.attr(SharedStores.GATE).set(storeGate);
+        ch.storeGate(storeGate);
       }
       return acceptClient(ch, req, claimed, kernelUid, format, ServerSnapshot.Role.CLIENT, true);
     }
@@ -206,7 +204,7 @@ public final class Admission {
   }
 
   private Optional<Object> acceptClient(
-      Channel ch,
+      ServerConnection ch,
       ConnectRequest req,
       int @Nullable [] claimed,
       OptionalInt kernelUid,
@@ -254,11 +252,11 @@ public final class Admission {
       }
     }
     Peer peer = lifecycle.attach(ch, ns, info, role, format, req.version());
-    ByteBuf reply = ch.alloc().buffer(ClientReply.LENGTH);
     if (clientReply) {
+      WireBuffer reply = WireBuffer.allocate(ClientReply.LENGTH);
       ClientReply.accepted(peer.index()).encode(reply);
+      ch.send(reply, reply.writerIndex());
     }
-    ChannelFuture unused = ch.writeAndFlush(reply);
     if (role == ServerSnapshot.Role.CLIENT) {
       Object hostObject = info.hostObject();
       // Classes, not lambdas: a lambda's first call costs a fresh server 0.1-0.2 ms, here in
@@ -275,7 +273,7 @@ public final class Admission {
             public void done(@Nullable Void v, @Nullable Status failure) {
               if (failure != null && !failure.equals(Status.ERR_NOT_SUPPORTED) && !peer.closed()) {
                 LOG.log(Level.INFO, "host refused {0}: {1}", peer, failure);
-                ChannelFuture unused2 = peer.channel().close();
+                peer.connection().close();
               }
             }
           },
@@ -293,7 +291,7 @@ public final class Admission {
    * namespace admits only the uid that made it. The reply layout follows the connector's version.
    */
   private Optional<Object> acceptSingleton(
-      Channel ch, ConnectRequest req, int @Nullable [] claimed, OptionalInt kernelUid,
+      ServerConnection ch, ConnectRequest req, int @Nullable [] claimed, OptionalInt kernelUid,
       WireFormat format, boolean clientLayout) {
     int euid;
     int egid;
@@ -337,19 +335,19 @@ public final class Admission {
     }
     Peer peer = lifecycle.attach(ch, ns, info, ServerSnapshot.Role.SINGLETON, format,
         req.version());
-    ByteBuf reply;
+    WireBuffer reply;
     if (clientLayout) {
-      reply = ch.alloc().buffer(ClientReply.LENGTH);
+      reply = WireBuffer.allocate(ClientReply.LENGTH);
       ClientReply.accepted(peer.index()).encode(reply);
     } else {
-      reply = ch.alloc().buffer(268); // the short tool reply layout
+      reply = WireBuffer.allocate(268); // the short tool reply layout
       new ToolReply.Full(
               Optional.empty(),
               new PeerId(options.serverNspace(), options.serverRank()),
               Status.SUCCESS)
           .encode(reply);
     }
-    ChannelFuture unused = ch.writeAndFlush(reply);
+    ch.send(reply, reply.writerIndex());
     return Optional.of(peer);
   }
 }

@@ -10,7 +10,6 @@ import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.ReqReply;
-import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
@@ -51,7 +50,7 @@ final class JobInfoResponder {
     JobData data = jd;
     // A ds21/ds12 client reads the job data from its store (written before this reply): as
     // 4.2.2, it gets only the session, node and app arrays (docs/gds.md §3).
-    boolean dstore = SharedStores.readsStore(peer.channel());
+    boolean dstore = peer.connection().readsStore();
     Replies.send(peer, tag, new JobAnswer(ns.name(), data, dstore, peer.format()));
   }
 

@@ -2,7 +2,6 @@ package io.pmix.server.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.channel.EventLoop;
 import io.pmix.common.DataRange;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -59,13 +58,13 @@ final class Monitors {
     }
   }
 
-  private final EventLoop loop;
+  private final ProgressExecutor loop;
   private final EventRouter events;
   private final HostModule host;
   private final HostCalls hostCalls;
   private final List<Heartbeat> heartbeats = new ArrayList<>();
 
-  Monitors(EventLoop loop, EventRouter events, HostModule host, HostCalls hostCalls) {
+  Monitors(ProgressExecutor loop, EventRouter events, HostModule host, HostCalls hostCalls) {
     this.loop = requireNonNull(loop, "loop");
     this.events = requireNonNull(events, "events");
     this.host = requireNonNull(host, "host");

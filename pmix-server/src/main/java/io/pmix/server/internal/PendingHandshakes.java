@@ -1,7 +1,5 @@
 package io.pmix.server.internal;
 
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.util.Iterator;
@@ -28,11 +26,11 @@ public final class PendingHandshakes {
 
   /** One counted connection. */
   static final class Ticket {
-    private final Channel channel;
+    private final ServerConnection connection;
     private volatile boolean requestSeen;
 
-    private Ticket(Channel channel) {
-      this.channel = channel;
+    private Ticket(ServerConnection connection) {
+      this.connection = connection;
     }
   }
 
@@ -66,8 +64,8 @@ public final class PendingHandshakes {
    * Counts a new connection; at the cap the oldest one still sending its request is closed to
    * make room. Null (not counted) when every counted connection has sent its request.
    */
-  @Nullable Ticket enter(Channel channel) {
-    Ticket t = new Ticket(channel);
+  @Nullable Ticket enter(ServerConnection connection) {
+    Ticket t = new Ticket(connection);
     Ticket evicted = null;
     synchronized (this) {
       if (waiting.size() >= limit) {
@@ -87,8 +85,8 @@ public final class PendingHandshakes {
     }
     if (evicted != null) {
       LOG.log(Level.INFO, "{0} connections await their handshake; closing the oldest that has"
-          + " not sent its request, {1}", limit, evicted.channel);
-      ChannelFuture unused = evicted.channel.close();
+          + " not sent its request, {1}", limit, evicted.connection);
+      evicted.connection.close();
     }
     return t;
   }

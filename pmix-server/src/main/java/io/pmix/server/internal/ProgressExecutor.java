@@ -11,9 +11,13 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The server's progress thread lent out as an executor ({@code PMIxServer.progressExecutor}):
- * tasks and timers run on the event loop, one at a time, in the order given; the loop stays the
- * server's, so the lifecycle methods only report on it and {@link #shutdown} is refused.
+ * The server's progress thread as an executor: what the core ({@link ServerCore}, the
+ * collectives, the modex, the monitors) schedules its work and timers on, and what is lent out
+ * as {@code PMIxServer.progressExecutor}. Tasks and timers run on the thread, one at a time, in
+ * the order given; the thread stays the server's, so the lifecycle methods only report on it and
+ * {@link #shutdown} is refused. The one place the core meets the loop underneath (Netty's event
+ * loop today), so that the transport can change without it (docs/architecture.md, "A server
+ * transport without Netty").
  */
 public final class ProgressExecutor extends AbstractExecutorService
     implements ScheduledExecutorService {

@@ -7,7 +7,6 @@ import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.Message;
 import io.pmix.common.internal.message.StatusReply;
 import io.pmix.common.internal.wire.FrameDecoder;
-import io.pmix.server.internal.gds.SharedStores;
 import io.pmix.server.internal.gds.StoreWrites;
 import io.pmix.server.internal.lifecycle.Peer;
 import java.lang.System.Logger.Level;
@@ -70,7 +69,7 @@ public final class Replies {
 
   private static void write(
       Peer peer, int tag, Supplier<? extends Message> message, boolean finalizeReply) {
-    if (peer.closed() || !peer.channel().isActive() || (peer.finalized() && !finalizeReply)) {
+    if (peer.closed() || !peer.connection().isOpen() || (peer.finalized() && !finalizeReply)) {
       return;
     }
     WireBuffer frame;
@@ -79,12 +78,12 @@ public final class Replies {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "could not encode a reply to " + peer, e);
       WireBuffer failed = frame(peer, tag, new StatusReply(Status.ERR_PACK_FAILURE));
-      SocketSender.send(peer.channel(), failed, failed.writerIndex());
+      peer.connection().send(failed, failed.writerIndex());
       return;
     }
-    StoreWrites gate = peer.channel().attr(SharedStores.GATE).get();
+    StoreWrites gate = peer.connection().storeGate();
     if (gate == null) {
-      SocketSender.send(peer.channel(), frame, frame.writerIndex());
+      peer.connection().send(frame, frame.writerIndex());
     } else {
       // A store reader acts on a reply at once (reads its job data, a fence's data): the store
       // writes submitted before it must have landed. Encoded now, as the state is now.
@@ -121,7 +120,7 @@ public final class Replies {
 
     @Override
     public void run() {
-      SocketSender.send(peer.channel(), frame, frame.writerIndex());
+      peer.connection().send(frame, frame.writerIndex());
     }
   }
 }

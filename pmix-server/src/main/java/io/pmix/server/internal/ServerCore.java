@@ -3,9 +3,6 @@ package io.pmix.server.internal;
 import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.EventLoop;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
@@ -87,7 +84,7 @@ import org.jspecify.annotations.Nullable;
 public final class ServerCore {
   private static final System.Logger LOG = LazyLogger.of(ServerCore.class);
 
-  private final EventLoop loop;
+  private final ProgressExecutor loop;
   private final CodecLimits limits;
   private final String hostname;
   private final Registry registry = new Registry();
@@ -131,7 +128,7 @@ public final class ServerCore {
    * @param hostExecutor where upcalls run
    * @param options the server's options
    */
-  public ServerCore(EventLoop loop, HostModule host, Executor hostExecutor, ServerOptions options) {
+  public ServerCore(ProgressExecutor loop, HostModule host, Executor hostExecutor, ServerOptions options) {
     this.loop = requireNonNull(loop, "loop");
     requireNonNull(host, "host");
     requireNonNull(options, "options");
@@ -311,12 +308,12 @@ public final class ServerCore {
   }
 
   /** The progress thread. */
-  public EventLoop loop() {
+  public ProgressExecutor loop() {
     return loop;
   }
 
   private void checkLoop() {
-    if (!loop.inEventLoop()) {
+    if (!loop.inProgressThread()) {
       throw new IllegalStateException("ServerCore used off its progress thread");
     }
   }
@@ -550,13 +547,13 @@ public final class ServerCore {
    * Stops serving: new work is refused, collectives and waiting requests are answered with
    * {@code status}, then every connection is closed. The listener is the caller's to close first.
    */
-  public List<ChannelFuture> shutdown(Status status) {
+  public List<CompletableFuture<Void>> shutdown(Status status) {
     checkLoop();
     stopping = true;
     collectives.shutdown(status);
     modex.shutdown(status);
     monitors.shutdown();
-    List<ChannelFuture> closes = lifecycle.closeAll();
+    List<CompletableFuture<Void>> closes = lifecycle.closeAll();
     try {
       // After the writes under way: the writer thread removes the files, then stops.
       CompletableFuture<Void> unused =
@@ -583,13 +580,14 @@ public final class ServerCore {
 
   /** Decides a connect request, perhaps later (a tool's; {@link Admission}). */
   public void accept(
-      Channel ch, ConnectRequest req, OptionalInt kernelUid, Consumer<Optional<Object>> done) {
+      ServerConnection ch, ConnectRequest req, OptionalInt kernelUid,
+      Consumer<Optional<Object>> done) {
     checkLoop();
     admission.accept(ch, req, kernelUid, done);
   }
 
   /** Decides a client's or singleton's connect request at once ({@link Admission}). */
-  public Optional<Object> accept(Channel ch, ConnectRequest req, OptionalInt kernelUid) {
+  public Optional<Object> accept(ServerConnection ch, ConnectRequest req, OptionalInt kernelUid) {
     checkLoop();
     return admission.accept(ch, req, kernelUid);
   }
@@ -704,7 +702,7 @@ public final class ServerCore {
 
   /** Attaches a peer as a connection would ({@link PeerLifecycle#attach}). */
   Peer attach(
-      Channel ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
+      ServerConnection ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
       String version) {
     return lifecycle.attach(ch, ns, info, role, format, version);
   }

@@ -4,8 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
@@ -13,6 +11,7 @@ import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.CodecLimits;
 import io.pmix.common.codec.PmixReader;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.wire.ConnectRequest;
@@ -112,7 +111,7 @@ final class ToolSupport {
 
   /** The checked facts of a tool's request, before the host is asked. */
   private record Request(
-      Channel ch,
+      ServerConnection ch,
       ConnectRequest req,
       WireFormat format,
       int euid,
@@ -126,7 +125,8 @@ final class ToolSupport {
    * may run later (always on the progress thread).
    */
   void accept(
-      Channel ch, ConnectRequest req, OptionalInt kernelUid, Consumer<Optional<Object>> done) {
+      ServerConnection ch, ConnectRequest req, OptionalInt kernelUid,
+      Consumer<Optional<Object>> done) {
     Request r;
     try {
       r = check(ch, req, kernelUid);
@@ -141,7 +141,7 @@ final class ToolSupport {
         (proc, failure) -> done.accept(decided(r, proc, failure)));
   }
 
-  private Request check(Channel ch, ConnectRequest req, OptionalInt kernelUid)
+  private Request check(ServerConnection ch, ConnectRequest req, OptionalInt kernelUid)
       throws Admission.Refused {
     ConnectorKind kind = req.kind();
     if (!options.acceptsTools()) {
@@ -227,7 +227,7 @@ final class ToolSupport {
   /** The host answered (or did not implement the upcall): attach the tool or refuse it. */
   private Optional<Object> decided(Request r, @Nullable Proc answer, @Nullable Status failure) {
     ConnectRequest req = r.req();
-    if (!r.ch().isActive()) {
+    if (!r.ch().isOpen()) {
       return Optional.empty(); // the tool gave up meanwhile: nothing to attach
     }
     if (stopping.getAsBoolean()) {
@@ -288,13 +288,13 @@ final class ToolSupport {
     Peer peer = lifecycle.attach(r.ch(), ns, info, role, r.format(), req.version());
     boolean needsId = ReplyLayout.forConnector(req.kind(), req.version())
         == ReplyLayout.TOOL_WITH_ASSIGNED_ID;
-    ByteBuf reply = r.ch().alloc().buffer(needsId ? 528 : 268);
+    WireBuffer reply = WireBuffer.allocate(needsId ? 528 : 268);
     new ToolReply.Full(
             needsId ? Optional.of(new PeerId(proc.nspace(), proc.rank())) : Optional.empty(),
             new PeerId(options.serverNspace(), options.serverRank()),
             Status.SUCCESS)
         .encode(reply);
-    ChannelFuture unused = r.ch().writeAndFlush(reply);
+    r.ch().send(reply, reply.writerIndex());
     LOG.log(Level.DEBUG, "tool {0} connected as {1}", req, peer);
     return Optional.of(peer);
   }

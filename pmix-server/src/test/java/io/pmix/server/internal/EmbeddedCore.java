@@ -71,7 +71,7 @@ final class EmbeddedCore implements AutoCloseable {
     if (frozenTime) {
       loopOwner.freezeTime();
     }
-    core = new ServerCore(loopOwner.eventLoop(), host, hostExecutor, options);
+    core = new ServerCore(new ProgressExecutor(loopOwner.eventLoop()), host, hostExecutor, options);
   }
 
   /** The options the tests share: node "vm", credentials taken as claimed, hash only. */

@@ -432,8 +432,8 @@ class LifecycleTest {
     // A namespace and rank record that are neither the host's nor made for a tool.
     Namespace tns = core.registry().placeholder("toolns");
     RankInfo info = core.registry().addRank(tns, 0, UID, GID, null);
-    Peer a = core.attach(channel(), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
-    Peer b = core.attach(channel(), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
+    Peer a = core.attach(NettyConnection.of(channel()), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
+    Peer b = core.attach(NettyConnection.of(channel()), tns, info, ServerSnapshot.Role.TOOL, WireFormat.DEFAULT, "4.2.2");
     assertEquals(b.index(), info.peerIndex());
     core.frame(b, 150, payloadOf(FINALIZE));
     core.closed(b); // finalized referenced tool: freed, index to the live sibling
@@ -452,7 +452,7 @@ class LifecycleTest {
     register("job", 1);
     Namespace ns = namespaceOf("job");
     RankInfo info = ns.rank(0);
-    Peer t = core.attach(channel(), ns, info, ServerSnapshot.Role.LAUNCHER, WireFormat.DEFAULT, "4.2.2");
+    Peer t = core.attach(NettyConnection.of(channel()), ns, info, ServerSnapshot.Role.LAUNCHER, WireFormat.DEFAULT, "4.2.2");
     core.frame(t, 160, payloadOf(FINALIZE));
     loopOwner.runPendingTasks();
     core.closed(t);
@@ -460,7 +460,7 @@ class LifecycleTest {
     assertEquals(1, core.nfinalized(ns));
     assertEquals(t.index(), info.peerIndex());
     checkInvariants(0);
-    Peer again = core.attach(channel(), ns, info, ServerSnapshot.Role.LAUNCHER, WireFormat.DEFAULT, "4.2.2");
+    Peer again = core.attach(NettyConnection.of(channel()), ns, info, ServerSnapshot.Role.LAUNCHER, WireFormat.DEFAULT, "4.2.2");
     assertEquals(0, core.nfinalized(ns));
     assertEquals(1, core.snapshot().peers().size());
     assertEquals(again.index(), info.peerIndex());

@@ -2,7 +2,6 @@ package io.pmix.server.internal.collective;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.channel.EventLoop;
 import io.pmix.common.DataArray;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
@@ -27,6 +26,7 @@ import io.pmix.server.internal.Requests;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.Registry;
+import io.pmix.server.internal.ProgressExecutor;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -58,7 +58,7 @@ public final class Collectives {
   private final Registry registry;
   private final HostModule host;
   private final HostCalls hostCalls;
-  private final EventLoop loop;
+  private final ProgressExecutor loop;
   private final String hostname;
   private final FenceData fenceData;
   private final List<FenceTracker> trackers = new ArrayList<>();
@@ -70,7 +70,7 @@ public final class Collectives {
    * @param loop the progress thread (timeouts run on it)
    */
   public Collectives(
-      Registry registry, HostModule host, HostCalls hostCalls, EventLoop loop, CodecLimits limits,
+      Registry registry, HostModule host, HostCalls hostCalls, ProgressExecutor loop, CodecLimits limits,
       String hostname) {
     this.registry = requireNonNull(registry, "registry");
     this.host = requireNonNull(host, "host");

@@ -2,8 +2,6 @@ package io.pmix.server.internal.gds;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.channel.Channel;
-import io.netty.util.AttributeKey;
 import io.pmix.common.PmixException;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
@@ -63,21 +61,6 @@ import org.jspecify.annotations.Nullable;
  */
 public final class SharedStores implements AutoCloseable {
   private static final System.Logger LOG = LazyLogger.of(SharedStores.class);
-
-  /** The gds module a client's handshake announced, kept on its channel by {@code Admission}. */
-  public static final AttributeKey<String> ANNOUNCED = AttributeKey.valueOf("pmix.gds.announced");
-
-  /**
-   * The gate of the stores a client on this channel reads ({@link StoreWrites#afterWrites}):
-   * every reply to it passes it. Set by {@code Admission}; absent for clients of hash.
-   */
-  public static final AttributeKey<StoreWrites> GATE = AttributeKey.valueOf("pmix.gds.gate");
-
-  /** Whether the client on {@code ch} reads a shared-memory store (announced ds21 or ds12). */
-  public static boolean readsStore(Channel ch) {
-    String g = ch.attr(ANNOUNCED).get();
-    return g != null && !g.equals(GdsKind.HASH.libpmixName());
-  }
 
   /** Opens a fresh store of a module in place of a retired one; null when no store is served. */
   private final @Nullable Opener opener;

@@ -1,12 +1,12 @@
 package io.pmix.server.internal.lifecycle;
 
-import io.netty.channel.Channel;
 import io.pmix.common.Proc;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.server.ServerSnapshot;
+import io.pmix.server.internal.ServerConnection;
 
 /**
- * One connection's peer ({@code pmix_peer_t}): the channel, the identity it proved, the format it
+ * One connection's peer ({@code pmix_peer_t}): the connection, the identity it proved, the format it
  * speaks and its lifecycle state (docs/lifecycle.md §6.2.4.1). Held in the {@link Registry}'s
  * slot array at {@link #index} from connection until it is freed: at once when it is a pure tool
  * or stranded (no rank names it), else as an inert tombstone (or {@link
@@ -19,7 +19,7 @@ import io.pmix.server.ServerSnapshot;
  */
 public final class Peer {
   private final int index;
-  private final Channel channel;
+  private final ServerConnection connection;
   private final Namespace ns;
   private final RankInfo info;
   private final Proc proc;
@@ -37,14 +37,14 @@ public final class Peer {
 
   Peer(
       int index,
-      Channel channel,
+      ServerConnection connection,
       Namespace ns,
       RankInfo info,
       ServerSnapshot.Role role,
       WireFormat format,
       String version) {
     this.index = index;
-    this.channel = channel;
+    this.connection = connection;
     this.ns = ns;
     this.info = info;
     this.proc = Proc.of(ns.name(), info.rank());
@@ -59,8 +59,8 @@ public final class Peer {
   }
 
   /** The connection. */
-  public Channel channel() {
-    return channel;
+  public ServerConnection connection() {
+    return connection;
   }
 
   /** The namespace it connected in. */

@@ -2,8 +2,6 @@ package io.pmix.server.internal.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
@@ -15,12 +13,14 @@ import io.pmix.server.ServerSnapshot;
 import io.pmix.server.internal.HostCalls;
 import io.pmix.server.internal.JobData;
 import io.pmix.server.internal.Replies;
+import io.pmix.server.internal.ServerConnection;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -235,7 +235,7 @@ public final class PeerLifecycle {
    * close arrives, as a stranded peer.
    */
   public Peer attach(
-      Channel ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
+      ServerConnection ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
       String version) {
     Peer old = registry.peerAt(info.peerIndex());
     if (old != null && old.info() == info && old.closed()) {
@@ -554,7 +554,7 @@ public final class PeerLifecycle {
     registry.vacate(p);
     if (!p.closed()) {
       p.markClosed();
-      ChannelFuture unused = p.channel().close();
+      p.connection().close();
     }
   }
 
@@ -608,12 +608,13 @@ public final class PeerLifecycle {
    * Closes every connection (shutdown): the server's own closes are not accounted as departures,
    * so the snapshot keeps showing what was connected.
    */
-  public List<ChannelFuture> closeAll() {
-    List<ChannelFuture> closes = new ArrayList<>();
+  public List<CompletableFuture<Void>> closeAll() {
+    List<CompletableFuture<Void>> closes = new ArrayList<>();
     for (Peer p : registry.peers()) {
       if (!p.closed()) {
         p.markClosed();
-        closes.add(p.channel().close());
+        p.connection().close();
+        closes.add(p.connection().closed());
       }
     }
     return closes;

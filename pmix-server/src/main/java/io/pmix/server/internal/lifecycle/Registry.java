@@ -2,11 +2,11 @@ package io.pmix.server.internal.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.channel.Channel;
 import io.pmix.common.Proc;
 import io.pmix.common.Value;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.server.ServerSnapshot;
+import io.pmix.server.internal.ServerConnection;
 import io.pmix.server.internal.modex.ProcData;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -193,7 +193,7 @@ public final class Registry {
 
   /** A new peer in the lowest free slot. */
   Peer place(
-      Channel ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
+      ServerConnection ch, Namespace ns, RankInfo info, ServerSnapshot.Role role, WireFormat format,
       String version) {
     int index = lowestFree;
     while (index < slots.size() && slots.get(index) != null) {

@@ -2,7 +2,6 @@ package io.pmix.server.internal.modex;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.channel.EventLoop;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
@@ -23,6 +22,7 @@ import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.RankInfo;
 import io.pmix.server.internal.lifecycle.Registry;
+import io.pmix.server.internal.ProgressExecutor;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -60,7 +60,7 @@ public final class Modex {
    * @param stopping whether the server is shutting down (new host requests are refused)
    */
   public Modex(
-      Registry registry, HostModule host, HostCalls hostCalls, EventLoop loop, CodecLimits limits,
+      Registry registry, HostModule host, HostCalls hostCalls, ProgressExecutor loop, CodecLimits limits,
       String hostname, BooleanSupplier stopping) {
     this.registry = requireNonNull(registry, "registry");
     this.hostname = requireNonNull(hostname, "hostname");

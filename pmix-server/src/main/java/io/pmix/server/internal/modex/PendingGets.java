@@ -1,6 +1,5 @@
 package io.pmix.server.internal.modex;
 
-import io.netty.channel.EventLoop;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
@@ -17,6 +16,7 @@ import io.pmix.server.internal.HostCalls;
 import io.pmix.server.internal.lifecycle.Namespace;
 import io.pmix.server.internal.lifecycle.Peer;
 import io.pmix.server.internal.lifecycle.Registry;
+import io.pmix.server.internal.ProgressExecutor;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -40,7 +40,7 @@ final class PendingGets {
   private final Registry registry;
   private final HostModule host;
   private final HostCalls hostCalls;
-  private final EventLoop loop;
+  private final ProgressExecutor loop;
   private final CodecLimits limits;
   private final GetAnswers answers;
   /** GETs waiting for a local target's commit (or registration), by target. */
@@ -49,7 +49,7 @@ final class PendingGets {
   private final Map<Proc, List<PendingGet>> dmodexWaits = new HashMap<>();
 
   PendingGets(
-      Registry registry, HostModule host, HostCalls hostCalls, EventLoop loop, CodecLimits limits,
+      Registry registry, HostModule host, HostCalls hostCalls, ProgressExecutor loop, CodecLimits limits,
       GetAnswers answers) {
     this.registry = registry;
     this.host = host;

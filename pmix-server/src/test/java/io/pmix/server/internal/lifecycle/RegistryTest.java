@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.pmix.server.internal.NettyConnection;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.server.ServerSnapshot;
 import java.util.List;
@@ -21,7 +22,7 @@ class RegistryTest {
 
   private Peer place(RankInfo info) {
     return registry.place(
-        new EmbeddedChannel(), ns, info, ServerSnapshot.Role.CLIENT, WireFormat.DEFAULT, "4.2.2");
+        NettyConnection.of(new EmbeddedChannel()), ns, info, ServerSnapshot.Role.CLIENT, WireFormat.DEFAULT, "4.2.2");
   }
 
   private static List<Integer> indexes(List<Peer> peers) {
