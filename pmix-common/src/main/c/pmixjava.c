@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -618,13 +619,11 @@ JNIEXPORT jint JNICALL NP(finishConnect0)(JNIEnv *env, jclass cls, jint fd)
  * none now, or -errno. A send is MSG_NOSIGNAL: a peer gone is EPIPE here, not SIGPIPE for the
  * whole process.
  */
-JNIEXPORT jint JNICALL NP(transfer0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
-                                     jint len, jboolean out)
+static jint transfer(JNIEnv *env, jint fd, jbyteArray buf, jint off, jint len, jboolean out)
 {
     jbyte *a;
     ssize_t n;
     int e;
-    (void) cls;
     if (off < 0 || len < 0 || off > (*env)->GetArrayLength(env, buf) - len) {
         return -EINVAL;
     }
@@ -641,6 +640,13 @@ JNIEXPORT jint JNICALL NP(transfer0)(JNIEnv *env, jclass cls, jint fd, jbyteArra
     return (jint) n;
 }
 
+JNIEXPORT jint JNICALL NP(transfer0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
+                                     jint len, jboolean out)
+{
+    (void) cls;
+    return transfer(env, fd, buf, off, len, out);
+}
+
 /* Closes a descriptor: 0 or -errno (the descriptor is gone either way). */
 JNIEXPORT jint JNICALL NP(close0)(JNIEnv *env, jclass cls, jint fd)
 {
@@ -655,4 +661,163 @@ JNIEXPORT jstring JNICALL NP(strerror0)(JNIEnv *env, jclass cls, jint err)
     char b[256];
     (void) cls;
     return (*env)->NewStringUTF(env, strerror_r(err, b, sizeof(b)));
+}
+
+/*
+ * Epoll (pmix-server's io.pmix.server.internal.net.Epoll): the server's progress thread on
+ * epoll(7), its listener and its accepted TCP sockets, so that a wake-up costs what is ready,
+ * not a scan of every connection (a job's 1,024), and a fresh server loads none of Netty's
+ * transport. Descriptors are non-blocking and close-on-exec; return values as NativePoller's.
+ */
+#define EP(name) Java_io_pmix_server_internal_net_Epoll_##name
+
+JNIEXPORT jint JNICALL EP(create0)(JNIEnv *env, jclass cls)
+{
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    (void) env;
+    (void) cls;
+    return fd < 0 ? -errno : fd;
+}
+
+/* epoll_ctl with the descriptor itself as the event's data; op 1 add, 2 delete, 3 modify. */
+JNIEXPORT jint JNICALL EP(ctl0)(JNIEnv *env, jclass cls, jint epfd, jint op, jint fd, jint events)
+{
+    struct epoll_event ev;
+    (void) env;
+    (void) cls;
+    memset(&ev, 0, sizeof(ev));
+    ev.events = (uint32_t) events;
+    ev.data.fd = fd;
+    return epoll_ctl(epfd, op, fd, &ev) < 0 ? -errno : 0;
+}
+
+/*
+ * One epoll_wait of up to max events (at most 256), waiting timeoutMillis (-1: until one is
+ * ready); out gets each ready descriptor and its events, in pairs. Returns how many (0 when a
+ * signal interrupted the wait) or -errno.
+ */
+#define EP_MAX 256
+JNIEXPORT jint JNICALL EP(wait0)(JNIEnv *env, jclass cls, jint epfd, jintArray out, jint max,
+                                 jint timeoutMillis)
+{
+    struct epoll_event ev[EP_MAX];
+    jint o[2 * EP_MAX];
+    int n, i;
+    (void) cls;
+    if (max <= 0 || max > EP_MAX || (*env)->GetArrayLength(env, out) < 2 * max) {
+        return -EINVAL;
+    }
+    n = epoll_wait(epfd, ev, max, timeoutMillis);
+    if (n < 0) {
+        return EINTR == errno ? 0 : -errno;
+    }
+    for (i = 0; i < n; i++) {
+        o[2 * i] = ev[i].data.fd;
+        o[2 * i + 1] = (jint) ev[i].events;
+    }
+    if (n > 0) {
+        (*env)->SetIntArrayRegion(env, out, 0, 2 * n, o);
+    }
+    return n;
+}
+
+JNIEXPORT jint JNICALL EP(eventfd0)(JNIEnv *env, jclass cls)
+{
+    return NP(eventfd0)(env, cls);
+}
+
+JNIEXPORT jint JNICALL EP(wake0)(JNIEnv *env, jclass cls, jint efd)
+{
+    return NP(wake0)(env, cls, efd);
+}
+
+/* Empties an eventfd the loop was woken through. */
+JNIEXPORT void JNICALL EP(drain0)(JNIEnv *env, jclass cls, jint efd)
+{
+    uint64_t v;
+    (void) env;
+    (void) cls;
+    (void) read(efd, &v, sizeof(v));
+}
+
+/*
+ * A listening TCP socket on 127.0.0.1, port chosen by the kernel, with SO_REUSEADDR as Netty's
+ * server channels set it. Puts the port in out[0]; returns the descriptor or -errno.
+ */
+JNIEXPORT jint JNICALL EP(listen0)(JNIEnv *env, jclass cls, jint backlog, jintArray out)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    int fd, one = 1, e;
+    jint port;
+    (void) cls;
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return -errno;
+    }
+    (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = 0;
+    if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, backlog) < 0
+        || getsockname(fd, (struct sockaddr *) &sa, &len) < 0) {
+        e = errno;
+        close(fd);
+        return -e;
+    }
+    port = ntohs(sa.sin_port);
+    (*env)->SetIntArrayRegion(env, out, 0, 1, &port);
+    return fd;
+}
+
+/*
+ * One accept4 on a listening descriptor: the new socket non-blocking, close-on-exec, with
+ * TCP_NODELAY (replies are small and awaited one by one). Puts the IPv4 addresses and ports of
+ * both ends in out[0..3] (remote address, remote port, local address, local port; addresses in
+ * host order, 0 for other families). Returns the descriptor, NP_WOULD_BLOCK when none waits, or
+ * -errno (EMFILE and ENFILE among them: the caller pauses).
+ */
+JNIEXPORT jint JNICALL EP(accept0)(JNIEnv *env, jclass cls, jint lfd, jintArray out)
+{
+    struct sockaddr_storage ra, la;
+    socklen_t rl = sizeof(ra), ll = sizeof(la);
+    jint o[4] = {0, 0, 0, 0};
+    int fd, one = 1;
+    (void) cls;
+    fd = accept4(lfd, (struct sockaddr *) &ra, &rl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return (EAGAIN == e || EWOULDBLOCK == e || EINTR == e || ECONNABORTED == e)
+                   ? NP_WOULD_BLOCK
+                   : -e;
+    }
+    (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (AF_INET == ra.ss_family) {
+        o[0] = (jint) ntohl(((struct sockaddr_in *) &ra)->sin_addr.s_addr);
+        o[1] = ntohs(((struct sockaddr_in *) &ra)->sin_port);
+    }
+    if (0 == getsockname(fd, (struct sockaddr *) &la, &ll) && AF_INET == la.ss_family) {
+        o[2] = (jint) ntohl(((struct sockaddr_in *) &la)->sin_addr.s_addr);
+        o[3] = ntohs(((struct sockaddr_in *) &la)->sin_port);
+    }
+    (*env)->SetIntArrayRegion(env, out, 0, 4, o);
+    return fd;
+}
+
+JNIEXPORT jint JNICALL EP(transfer0)(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off,
+                                     jint len, jboolean out)
+{
+    (void) cls;
+    return transfer(env, fd, buf, off, len, out);
+}
+
+JNIEXPORT jint JNICALL EP(close0)(JNIEnv *env, jclass cls, jint fd)
+{
+    return NP(close0)(env, cls, fd);
+}
+
+JNIEXPORT jstring JNICALL EP(strerror0)(JNIEnv *env, jclass cls, jint err)
+{
+    return NP(strerror0)(env, cls, err);
 }

@@ -4,43 +4,25 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.errorprone.annotations.CanIgnoreReturnValue;
 import com.google.errorprone.annotations.concurrent.GuardedBy;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.EventLoop;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.ChannelGroupFuture;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.nio.NioIoHandler;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import io.netty.util.concurrent.Future;
 import io.pmix.common.Info;
 import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.internal.LazyLogger;
-import io.pmix.common.internal.wire.ConnectRequestDecoder;
-import io.pmix.common.internal.wire.FrameBudget;
-import io.pmix.common.internal.wire.FrameReader;
-import io.pmix.common.internal.wire.NettyDefaults;
-import io.pmix.server.internal.Acceptor;
 import io.pmix.server.internal.ClientRehearsal;
-import io.pmix.server.internal.LoopReceiveBuffer;
-import io.pmix.server.internal.PeerHandler;
 import io.pmix.server.internal.PendingHandshakes;
 import io.pmix.server.internal.ProgressExecutor;
 import io.pmix.server.internal.Rendezvous;
 import io.pmix.server.internal.SocketOwner;
 import io.pmix.server.internal.ServerCore;
+import io.pmix.server.internal.ServerTransport;
+import java.io.IOException;
 import java.lang.System.Logger.Level;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -54,6 +36,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
@@ -111,18 +94,14 @@ public final class PMIxServer implements AutoCloseable {
   private State state = State.NEW;
 
   // Written once by start() under the lock, read afterwards; volatile for the readers.
-  private volatile @Nullable EventLoopGroup group;
-  private volatile @Nullable EventLoop loop;
+  private volatile @Nullable ServerTransport transport;
   private volatile @Nullable ProgressExecutor progressExecutor;
   private volatile @Nullable ServerCore core;
-  private volatile @Nullable Channel listener;
   private volatile @Nullable String uri;
   private volatile @Nullable ExecutorService ownedHostExecutor;
   private volatile @Nullable ExecutorService ownerLookupExecutor;
   /** The tool rendezvous files, when tools are supported; removed at shutdown. */
   private volatile @Nullable Rendezvous rendezvous;
-  /** Every accepted connection, handshaken or not, so shutdown can close them all. */
-  private volatile @Nullable ChannelGroup connections;
 
   private PMIxServer(HostModule host, ServerOptions options) {
     this.host = requireNonNull(host, "host");
@@ -154,26 +133,26 @@ public final class PMIxServer implements AutoCloseable {
     if (state != State.NEW) {
       throw new IllegalStateException("server already " + state.name().toLowerCase(java.util.Locale.ROOT));
     }
-    NettyDefaults.apply();
-    boolean epoll = options.preferEpoll() && Epoll.isAvailable();
-    EventLoopGroup g =
-        new MultiThreadIoEventLoopGroup(
-            1,
-            new DefaultThreadFactory("pmix-progress", true),
-            epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
-    EventLoop el = g.next();
+    ServerTransport t;
+    try {
+      t = ServerTransport.open(options);
+    } catch (IOException e) {
+      throw new PmixException(
+          Status.ERR_INIT, "cannot start the progress thread: " + e.getMessage(), e);
+    }
+    ProgressExecutor pe = t.executor();
     Executor hostExec;
     if (options.hostExecutor().isPresent()) {
       hostExec = options.hostExecutor().get();
     } else {
       ExecutorService owned =
-          Executors.newSingleThreadExecutor(new DefaultThreadFactory("pmix-host", true));
+          Executors.newSingleThreadExecutor(daemonThreads("pmix-host"));
       ownedHostExecutor = owned;
       hostExec = owned;
     }
     ExecutorService lookup = null;
     if (!options.trustClaimedCredentials()) {
-      lookup = Executors.newSingleThreadExecutor(new DefaultThreadFactory("pmix-sockowner", true));
+      lookup = Executors.newSingleThreadExecutor(daemonThreads("pmix-sockowner"));
       ownerLookupExecutor = lookup;
       // The lookup's thread and native binding are made now, while the host starts its
       // processes, rather than when the first of them connects.
@@ -182,45 +161,21 @@ public final class PMIxServer implements AutoCloseable {
     if (ownedHostExecutor != null) {
       ownedHostExecutor.execute(() -> {}); // its thread too
     }
-    ProgressExecutor pe = new ProgressExecutor(el);
     ServerCore c = new ServerCore(pe, host, hostExec, options);
-    ChannelGroup all = new DefaultChannelGroup("pmix-connections", el);
-    Executor lookupExec = lookup;
-    // Shared by every connection of this server: the bounds are global, not per connection.
-    FrameBudget frameBudget = FrameBudget.of(options.frameBudget());
     PendingHandshakes pending = new PendingHandshakes(options.maxPendingHandshakes());
-    LoopReceiveBuffer receive = LoopReceiveBuffer.of(el);
-    Acceptor.ChildSetup childSetup =
-        new Acceptor.ChildSetup() {
-          @Override
-          public void setUp(Channel child) {
-            all.add(child);
-            var unusedConfig = child.config().setRecvByteBufAllocator(receive);
-            // No encoder: every reply is written as one framed buffer (Replies.frame, the
-            // handshake replies), so no outbound handler has anything to do.
-            child
-                .pipeline()
-                .addLast("connect", new ConnectRequestDecoder())
-                .addLast("frames", new FrameReader(options.maxMessageSize(), frameBudget))
-                .addLast(
-                    "peer", new PeerHandler(c, options.handshakeTimeout(), lookupExec, pending));
-          }
-        };
-    Channel ch;
+    InetSocketAddress bound;
     try {
-      InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
-      ch = Acceptor.bind(el, epoll, loopback, 4096, childSetup);
+      bound = t.listen(c, options, lookup, pending);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       c.releaseStores();
-      releaseResources(g);
+      releaseResources(t);
       throw new PmixException(Status.ERR_INIT, "interrupted while binding the listener", e);
-    } catch (RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       c.releaseStores();
-      releaseResources(g);
+      releaseResources(t);
       throw new PmixException(Status.ERR_INIT, "cannot open the listener: " + e.getMessage(), e);
     }
-    InetSocketAddress bound = (InetSocketAddress) ch.localAddress();
     // Before anyone knows the address (the rendezvous file is not written yet): the knock is then
     // the oldest connection awaiting a handshake, the first a full cap of them would drop.
     ClientRehearsal.knock(bound);
@@ -239,31 +194,39 @@ public final class PMIxServer implements AutoCloseable {
             Rendezvous.publish(
                 options, u, PMIX_VERSION, ProcessHandle.current().pid(), ids[0], ids[1]);
       } catch (PmixException e) {
-        ChannelFuture unused = ch.close().awaitUninterruptibly();
         c.releaseStores();
-        releaseResources(g);
+        releaseResources(t);
         throw e;
       }
     }
-    group = g;
-    loop = el;
+    transport = t;
     progressExecutor = pe;
-    connections = all;
     core = c;
-    listener = ch;
     uri = u;
     state = State.RUNNING;
     // A client's first exchanges, run once now, while the host starts its processes.
-    el.execute(
+    pe.execute(
         () -> {
           boolean unused = ClientRehearsal.run(options);
         });
-    LOG.log(Level.DEBUG, "PMIx server listening at {0} ({1})", uri, epoll ? "epoll" : "nio");
+    LOG.log(Level.DEBUG, "PMIx server listening at {0} ({1})", uri, t.kind());
     return this;
   }
 
-  private void releaseResources(EventLoopGroup g) {
-    Future<?> unused = g.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+  /** Daemon threads named {@code name} (not Netty's factory: no Netty class on this path). */
+  private static ThreadFactory daemonThreads(String name) {
+    return new ThreadFactory() {
+      @Override
+      public Thread newThread(Runnable r) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+      }
+    };
+  }
+
+  private void releaseResources(ServerTransport t) {
+    t.stopNow();
     ExecutorService h = ownedHostExecutor;
     if (h != null) {
       h.shutdownNow();
@@ -529,12 +492,12 @@ public final class PMIxServer implements AutoCloseable {
 
   /** Runs {@code f} on the progress thread (directly when already there) and waits for it. */
   private <T> T onProgressThread(java.util.function.Function<ServerCore, T> f) {
-    EventLoop el = loop;
+    ProgressExecutor el = progressExecutor;
     ServerCore c = core;
     if (el == null || c == null || isShutdown()) {
       throw new IllegalStateException("server not running");
     }
-    if (el.inEventLoop()) {
+    if (el.inProgressThread()) {
       return f.apply(c);
     }
     CompletableFuture<T> r = new CompletableFuture<>();
@@ -633,7 +596,7 @@ public final class PMIxServer implements AutoCloseable {
       f.completeExceptionally(new PmixException(why, "server not running"));
       return f;
     }
-    EventLoop el = requireNonNull(loop);
+    ProgressExecutor el = requireNonNull(progressExecutor);
     ServerCore c = requireNonNull(core);
     try {
       el.execute(
@@ -688,12 +651,12 @@ public final class PMIxServer implements AutoCloseable {
    */
   public ServerSnapshot snapshot() {
     CompletableFuture<ServerSnapshot> f = new CompletableFuture<>();
-    EventLoop el = loop;
+    ProgressExecutor el = progressExecutor;
     ServerCore c = core;
     if (el == null || c == null || isShutdown()) {
       throw new IllegalStateException("server not running");
     }
-    if (el.inEventLoop()) {
+    if (el.inProgressThread()) {
       return c.snapshot();
     }
     try {
@@ -714,7 +677,7 @@ public final class PMIxServer implements AutoCloseable {
    * the progress thread, then the threads the server owns. Idempotent.
    */
   public void shutdown() {
-    EventLoop el;
+    ProgressExecutor el;
     synchronized (this) {
       if (state == State.NEW) {
         state = State.TERMINATED;
@@ -725,7 +688,7 @@ public final class PMIxServer implements AutoCloseable {
         return;
       }
       state = State.SHUTDOWN;
-      el = loop;
+      el = progressExecutor;
     }
     // First of all, so no tool finds a server on its way out.
     Rendezvous r = rendezvous;
@@ -733,39 +696,21 @@ public final class PMIxServer implements AutoCloseable {
       r.close();
     }
     ServerCore c = requireNonNull(core);
-    EventLoopGroup g = requireNonNull(group);
-    Channel l = requireNonNull(listener);
-    ChannelGroup all = requireNonNull(connections);
+    ServerTransport t = requireNonNull(transport);
     requireNonNull(el)
         .execute(
             () -> {
-              ChannelFuture lf = l.close();
-              List<CompletableFuture<Void>> closes = c.shutdown(Status.ERR_LOST_CONNECTION);
-              // Connections that never completed a handshake are not peers: close them too.
-              ChannelGroupFuture rest = all.close();
-              CompletableFuture<?>[] waits = new CompletableFuture<?>[closes.size() + 3];
-              waits[0] = toCompletable(lf);
+              t.closeListener();
+              List<CompletableFuture<Void>> closes =
+                  new ArrayList<>(c.shutdown(Status.ERR_LOST_CONNECTION));
+              // Connections that never completed a handshake are not peers: closed too.
+              closes.addAll(t.closeConnections());
               // The progress thread outlives the store writes: their ends are reported to it.
-              waits[closes.size() + 2] = c.storesClosed();
-              CompletableFuture<Void> restDone = new CompletableFuture<>();
-              rest.addListener(x -> restDone.complete(null));
-              waits[1] = restDone;
-              for (int i = 0; i < closes.size(); i++) {
-                waits[i + 2] = closes.get(i);
-              }
-              CompletableFuture<Void> unused = CompletableFuture.allOf(waits)
-                  .whenComplete(
-                      (v, e) -> {
-                        Future<?> stop = g.shutdownGracefully(0, 2, TimeUnit.SECONDS);
-                        stop.addListener(f -> finishTermination());
-                      });
+              closes.add(c.storesClosed());
+              CompletableFuture<Void> unused =
+                  CompletableFuture.allOf(closes.toArray(new CompletableFuture<?>[0]))
+                      .whenComplete((v, e) -> t.stop(this::finishTermination));
             });
-  }
-
-  private static CompletableFuture<Void> toCompletable(ChannelFuture f) {
-    CompletableFuture<Void> c = new CompletableFuture<>();
-    f.addListener(x -> c.complete(null));
-    return c;
   }
 
   private void finishTermination() {
@@ -807,8 +752,8 @@ public final class PMIxServer implements AutoCloseable {
    */
   @Override
   public void close() {
-    EventLoop el = loop;
-    if (el != null && el.inEventLoop()) {
+    ProgressExecutor el = progressExecutor;
+    if (el != null && el.inProgressThread()) {
       throw new IllegalStateException("close() on the progress thread would deadlock");
     }
     shutdown();
@@ -858,7 +803,7 @@ public final class PMIxServer implements AutoCloseable {
     if (s != State.RUNNING) {
       return CompletableFuture.completedFuture(Status.ERR_NOT_AVAILABLE);
     }
-    EventLoop el = requireNonNull(loop);
+    ProgressExecutor el = requireNonNull(progressExecutor);
     ServerCore c = requireNonNull(core);
     CompletableFuture<Status> f = new CompletableFuture<>();
     Runnable task =
@@ -888,8 +833,8 @@ public final class PMIxServer implements AutoCloseable {
 
   /** Waits for an operation; success becomes OPERATION_SUCCEEDED, as the blocking C forms do. */
   private Status blocking(CompletionStage<Status> stage) {
-    EventLoop el = loop;
-    if (el != null && el.inEventLoop()) {
+    ProgressExecutor el = progressExecutor;
+    if (el != null && el.inProgressThread()) {
       throw new IllegalStateException("a blocking call on the progress thread would deadlock");
     }
     Status s;

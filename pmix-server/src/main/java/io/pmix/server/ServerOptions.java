@@ -37,6 +37,7 @@ public final class ServerOptions {
   private final Path systemTmpdir;
   private final BufferType childBufferType;
   private final boolean preferEpoll;
+  private final boolean nettyTransport;
   private final boolean toolSupport;
   private final boolean systemSupport;
   private final boolean sessionSupport;
@@ -60,6 +61,7 @@ public final class ServerOptions {
         b.systemTmpdir != null ? b.systemTmpdir : defaultTmpdir("PMIX_SYSTEM_TMPDIR");
     this.childBufferType = b.childBufferType;
     this.preferEpoll = b.preferEpoll;
+    this.nettyTransport = b.nettyTransport;
     this.toolSupport = b.toolSupport;
     this.systemSupport = b.systemSupport;
     this.sessionSupport = b.sessionSupport;
@@ -204,9 +206,22 @@ public final class ServerOptions {
     return childBufferType;
   }
 
-  /** Whether the native epoll transport is used when available (NIO otherwise). */
+  /**
+   * Whether an epoll transport is used when available: the server's own (pmix-java's native
+   * library), else Netty's; NIO's otherwise.
+   */
   public boolean preferEpoll() {
     return preferEpoll;
+  }
+
+  /**
+   * Whether the server runs on Netty's transport even where its own can run (pmix-java's native
+   * library loads): false by default. The two speak the same bytes; the server's own starts
+   * faster and costs less per message (docs/architecture.md, "A server transport without
+   * Netty").
+   */
+  public boolean nettyTransport() {
+    return nettyTransport;
   }
 
   /**
@@ -287,6 +302,7 @@ public final class ServerOptions {
     private @Nullable Path systemTmpdir;
     private BufferType childBufferType = BufferType.NON_DESC;
     private boolean preferEpoll = true;
+    private boolean nettyTransport;
     private boolean toolSupport;
     private boolean systemSupport;
     private boolean sessionSupport;
@@ -446,6 +462,16 @@ public final class ServerOptions {
     @CanIgnoreReturnValue
     public Builder preferEpoll(boolean prefer) {
       this.preferEpoll = prefer;
+      return this;
+    }
+
+    /**
+     * Run on Netty's transport even where the server's own can run (default false; {@link
+     * ServerOptions#nettyTransport}).
+     */
+    @CanIgnoreReturnValue
+    public Builder nettyTransport(boolean netty) {
+      this.nettyTransport = netty;
       return this;
     }
 

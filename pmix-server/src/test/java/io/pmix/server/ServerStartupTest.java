@@ -15,7 +15,8 @@ import java.net.InetAddress;
 import java.net.Socket;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -29,8 +30,10 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(120)
 class ServerStartupTest {
-  @Test
-  void aServerStartsAndAcceptsItsFirstClientWithoutParsingAnnotations() throws Exception {
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aServerStartsAndAcceptsItsFirstClientWithoutParsingAnnotations(boolean netty)
+      throws Exception {
     String java =
         System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
     Process p =
@@ -39,7 +42,8 @@ class ServerStartupTest {
                 "-Xlog:class+load=info:stdout:none",
                 "-cp",
                 System.getProperty("java.class.path"),
-                Child.class.getName())
+                Child.class.getName(),
+                Boolean.toString(netty))
             .redirectErrorStream(true)
             .start();
     p.getOutputStream().close();
@@ -48,7 +52,12 @@ class ServerStartupTest {
     assertEquals(0, p.exitValue(), out);
     assertTrue(out.contains("MARK accepted status 0"), out);
     // What the check looks for is there to be seen: the server's classes were logged.
-    assertTrue(out.contains("io.pmix.server.internal.Acceptor "), out);
+    assertTrue(
+        out.contains(
+            netty
+                ? "io.pmix.server.internal.Acceptor "
+                : "io.pmix.server.internal.NativeTransport "),
+        out);
     assertFalse(out.contains("__dynamic_proxy__"), out);
     assertFalse(out.contains("sun.reflect.annotation.AnnotationType "), out);
   }
@@ -58,7 +67,10 @@ class ServerStartupTest {
     private Child() {}
 
     public static void main(String[] args) throws Exception {
-      PMIxServer server = PMIxServer.init(new HostModule() {}, ServerOptions.defaults());
+      PMIxServer server =
+          PMIxServer.init(
+              new HostModule() {},
+              ServerOptions.builder().nettyTransport(Boolean.parseBoolean(args[0])).build());
       try {
         String nspace = "startup";
         check(server.registerNspace(nspace, 1, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(1)))));

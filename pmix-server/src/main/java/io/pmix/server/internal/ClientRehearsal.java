@@ -1,5 +1,7 @@
 package io.pmix.server.internal;
 
+import static java.util.Objects.requireNonNull;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
@@ -7,6 +9,7 @@ import io.pmix.common.DataArray;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
+import io.pmix.common.PmixException;
 import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
@@ -43,11 +46,13 @@ import io.pmix.common.internal.wire.FrameDecoder;
 import io.pmix.common.internal.wire.FrameReader;
 import io.pmix.common.internal.wire.NativeCredential;
 import io.pmix.server.ServerOptions;
+import io.pmix.server.internal.net.Epoll;
 import java.io.IOException;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
 import java.util.List;
 
 /**
@@ -82,10 +87,12 @@ public final class ClientRehearsal {
    * @return whether every step ran (a test's check that the rehearsal still follows the codecs)
    */
   public static boolean run(ServerOptions options) {
-    // One handler through the builder: the handler-array constructors add them through a
-    // ChannelInitializer, whose @Sharable would be parsed (see Acceptor).
-    EmbeddedChannel ch = EmbeddedChannel.builder().handlers(new ConnectRequestDecoder()).build();
-    ch.pipeline().addLast(new FrameReader(options.maxMessageSize(), FrameBudget.UNLIMITED));
+    return run(options, options.nettyTransport() || !Epoll.available());
+  }
+
+  /** Rehearses once through Netty's decoders ({@code netty}) or the server's own. */
+  static boolean run(ServerOptions options, boolean netty) {
+    Wire ch = netty ? new NettyWire(options) : new OwnWire(options);
     try {
       ConnectRequest req =
           ConnectRequest.builder()
@@ -96,13 +103,15 @@ public final class ClientRehearsal {
               .bufferType(ConnectRequest.BUFFER_NON_DESC)
               .gdsModule("ds21")
               .build();
-      ch.writeInbound(ConnectRequestCodec.encode(ch.alloc(), req));
-      ConnectRequest got = ch.readInbound();
+      WireBuffer request = WireBuffer.allocate(256);
+      ConnectRequestCodec.encode(req, request);
+      ch.feed(request.toByteArray());
+      ConnectRequest got = (ConnectRequest) ch.take();
       var unusedCredential = Admission.credential(got, options);
       WireFormat format = Admission.format(got);
-      ByteBuf accepted = ch.alloc().buffer(ClientReply.LENGTH);
+      WireBuffer accepted = WireBuffer.allocate(ClientReply.LENGTH);
       ClientReply.accepted(0).encode(accepted);
-      send(ch, accepted);
+      ch.send(accepted);
 
       Proc me = Proc.of(NSPACE, 0);
       String key = NSPACE + ".key";
@@ -146,7 +155,115 @@ public final class ClientRehearsal {
       LOG.log(Level.DEBUG, "the client rehearsal failed", e);
       return false;
     } finally {
-      ch.finishAndReleaseAll();
+      ch.close();
+    }
+  }
+
+  /** Where the rehearsal's bytes go: a transport's decoders and outbound path. */
+  private interface Wire {
+    /** Bytes as a client sends them. */
+    void feed(byte[] bytes);
+
+    /** What the decoders made of them (a connect request, a frame). */
+    Object take();
+
+    /** A reply written as the transport writes one, then dropped. */
+    void send(WireBuffer reply);
+
+    void close();
+  }
+
+  /** Netty's pipeline: the decoders of an embedded channel and its outbound path. */
+  private static final class NettyWire implements Wire {
+    private final EmbeddedChannel ch;
+
+    NettyWire(ServerOptions options) {
+      // One handler through the builder: the handler-array constructors add them through a
+      // ChannelInitializer, whose @Sharable would be parsed (see Acceptor).
+      ch = EmbeddedChannel.builder().handlers(new ConnectRequestDecoder()).build();
+      ch.pipeline().addLast(new FrameReader(options.maxMessageSize(), FrameBudget.UNLIMITED));
+    }
+
+    @Override
+    public void feed(byte[] bytes) {
+      ByteBuf in = ch.alloc().buffer(bytes.length);
+      in.writeBytes(bytes);
+      ch.writeInbound(in);
+    }
+
+    @Override
+    public Object take() {
+      return requireNonNull(ch.readInbound(), "nothing decoded");
+    }
+
+    /**
+     * {@code reply} through the channel's outbound path, as the handshake's reply and a reply
+     * the socket does not take at once are written ({@code writeAndFlush}), then dropped.
+     */
+    @Override
+    public void send(WireBuffer reply) {
+      ByteBuf out = ch.alloc().directBuffer(reply.writerIndex());
+      out.writeBytes(reply.nioBuffer(0, reply.writerIndex()));
+      boolean unused = ch.writeOutbound(out);
+      for (Object sent = ch.readOutbound(); sent != null; sent = ch.readOutbound()) {
+        ReferenceCountUtil.release(sent);
+      }
+    }
+
+    @Override
+    public void close() {
+      boolean unused = ch.finishAndReleaseAll();
+    }
+  }
+
+  /** The server's own transport's reader ({@link InboundStream}); a reply is copied out. */
+  private static final class OwnWire implements Wire, InboundStream.Sink {
+    private final InboundStream in;
+    private final ArrayDeque<Object> out = new ArrayDeque<>();
+
+    OwnWire(ServerOptions options) {
+      in =
+          new InboundStream(
+              ConnectRequestCodec.DEFAULT_MAX_PAYLOAD,
+              options.maxMessageSize(),
+              FrameBudget.UNLIMITED,
+              this);
+    }
+
+    @Override
+    public void feed(byte[] bytes) {
+      in.feed(bytes, 0, bytes.length);
+    }
+
+    @Override
+    public Object take() {
+      return requireNonNull(out.poll(), "nothing decoded");
+    }
+
+    @Override
+    public void send(WireBuffer reply) {
+      byte[] b = new byte[reply.writerIndex()];
+      reply.getBytes(0, b, 0, b.length);
+    }
+
+    @Override
+    public void close() {
+      in.stop();
+    }
+
+    @Override
+    public void connectRequest(ConnectRequest request) {
+      out.add(request);
+    }
+
+    @Override
+    public void frame(int tag, byte[] payload) {
+      out.add(new ArrayFrame(0, tag, payload));
+    }
+
+    @Override
+    public void failed(PmixException cause) {
+      throw new IllegalStateException("the rehearsal's bytes failed to decode", cause);
     }
   }
 
@@ -185,38 +302,26 @@ public final class ClientRehearsal {
   }
 
   /** {@code r} as a client frames it, and back as {@code ServerCore.dispatch} decodes it. */
-  private static Request roundTrip(EmbeddedChannel ch, WireFormat format, int tag, Request r) {
+  private static Request roundTrip(Wire ch, WireFormat format, int tag, Request r) {
     WireBuffer w = WireBuffer.allocate(128);
+    w.writeZero(FrameDecoder.HEADER_LENGTH);
     r.encode(new PmixWriter(w, format));
-    int length = w.writerIndex();
-    ByteBuf wire = ch.alloc().buffer(FrameDecoder.HEADER_LENGTH + length);
-    wire.writeInt(0).writeInt(tag).writeInt(length).writeInt(0); // pindex, tag, nbytes, padding
-    wire.writeBytes(w.nioBuffer(0, length));
-    ch.writeInbound(wire);
-    ArrayFrame frame = ch.readInbound();
+    int length = w.writerIndex() - FrameDecoder.HEADER_LENGTH;
+    w.setInt(4, tag); // pindex 0, tag, nbytes, padding 0
+    w.setInt(8, length);
+    ch.feed(w.toByteArray());
+    ArrayFrame frame = (ArrayFrame) ch.take();
     PmixReader reader = new PmixReader(WireBuffer.wrap(frame.payload()), format);
     Command cmd = Command.fromCode(reader.unpackByteEnum(DataType.COMMAND)).orElseThrow();
     return Requests.decodeFields(cmd, reader, true);
   }
 
-  /** A reply encoded as {@code Replies.frame} encodes it, into a buffer then dropped. */
-  private static void encode(WireFormat format, Message reply, EmbeddedChannel ch) {
+  /** A reply encoded as {@code Replies.frame} encodes it, sent, then dropped. */
+  private static void encode(WireFormat format, Message reply, Wire ch) {
     WireBuffer w = WireBuffer.allocate(256);
     w.writeZero(FrameDecoder.HEADER_LENGTH);
     reply.encode(new PmixWriter(w, format));
-    ByteBuf out = ch.alloc().directBuffer(w.writerIndex());
-    out.writeBytes(w.nioBuffer(0, w.writerIndex()));
-    send(ch, out);
+    ch.send(w);
   }
 
-  /**
-   * {@code reply} through the channel's outbound path, as the handshake's reply and a reply the
-   * socket does not take at once are written ({@code writeAndFlush}), then dropped.
-   */
-  private static void send(EmbeddedChannel ch, ByteBuf reply) {
-    boolean unused = ch.writeOutbound(reply);
-    for (Object sent = ch.readOutbound(); sent != null; sent = ch.readOutbound()) {
-      ReferenceCountUtil.release(sent);
-    }
-  }
 }

@@ -3,12 +3,14 @@ package io.pmix.server.internal;
 import static java.util.Objects.requireNonNull;
 
 import io.netty.channel.EventLoop;
+import io.pmix.server.internal.net.ServerLoop;
 import java.util.List;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server's progress thread as an executor: what the core ({@link ServerCore}, the
@@ -21,16 +23,30 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ProgressExecutor extends AbstractExecutorService
     implements ScheduledExecutorService {
-  private final EventLoop loop;
+  private final ScheduledExecutorService loop;
+  /** The loop as Netty's, or null for the server's own. */
+  private final @Nullable EventLoop netty;
+  /** The loop as the server's own, or null for Netty's. */
+  private final @Nullable ServerLoop own;
 
-  /** A view of {@code loop}. */
+  /** A view of Netty's {@code loop}. */
   public ProgressExecutor(EventLoop loop) {
     this.loop = requireNonNull(loop, "loop");
+    this.netty = loop;
+    this.own = null;
+  }
+
+  /** A view of the server's own {@code loop}. */
+  public ProgressExecutor(ServerLoop loop) {
+    this.loop = requireNonNull(loop, "loop");
+    this.netty = null;
+    this.own = loop;
   }
 
   /** Whether the caller runs on the progress thread. */
   public boolean inProgressThread() {
-    return loop.inEventLoop();
+    ServerLoop o = own;
+    return o != null ? o.inLoop() : requireNonNull(netty).inEventLoop();
   }
 
   @Override
@@ -75,7 +91,8 @@ public final class ProgressExecutor extends AbstractExecutorService
   /** Whether the server has begun stopping its progress thread. */
   @Override
   public boolean isShutdown() {
-    return loop.isShuttingDown();
+    EventLoop n = netty;
+    return n != null ? n.isShuttingDown() : loop.isShutdown();
   }
 
   /** Whether the server's progress thread has stopped. */

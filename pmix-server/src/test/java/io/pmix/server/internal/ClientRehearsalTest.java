@@ -17,6 +17,12 @@ class ClientRehearsalTest {
   }
 
   @Test
+  void everyStepRunsThroughEitherTransportsDecoders() {
+    assertTrue(ClientRehearsal.run(ServerOptions.defaults(), true));
+    assertTrue(ClientRehearsal.run(ServerOptions.defaults(), false));
+  }
+
+  @Test
   void everyStepRunsAgainInTheSameJvm() {
     // Every server of a process rehearses at its start (a test suite starts hundreds).
     for (int i = 0; i < 3; i++) {
