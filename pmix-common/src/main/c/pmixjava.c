@@ -11,7 +11,9 @@
  * (NativeBytes); the effective ids (LocalProcess); one netlink sock_diag exchange (SockDiagCall:
  * the server asks the kernel who owns a connecting socket); and the connector's socket and
  * poll(2) loop (NativePoller: a fresh JVM's first Selector and SocketChannel cost a first init
- * 20-30 ms); the calling thread's signal mask (ChildSignals: what a started process inherits).
+ * 20-30 ms); the calling thread's signal mask (ChildSignals: what a started process inherits);
+ * and the server's own transport (pmix-server's Epoll: epoll, a listener on 127.0.0.1, accept4,
+ * reads and sends), which spares a server Netty's transport.
  *
  * Every lock lives in a mapped lock segment shared with libpmix: Java hands us its address
  * (taken once from the direct buffer). Only timed forms take a lock, so a lock a dead process

@@ -229,7 +229,14 @@ class DataServerTest {
     // A new server on the same port (SO_REUSEADDR): the client connects again by itself.
     DataServer again = DataServer.builder().port(port).start();
     resources.add(again);
-    assertEquals(Status.SUCCESS, get(c.publish(ALICE, List.of(Info.of("k", "v2")))));
+    Status published = get(c.publish(ALICE, List.of(Info.of("k", "v2"))));
+    if (lost.equals(Status.ERR_NOT_AVAILABLE) && published.equals(Status.ERR_LOST_CONNECTION)) {
+      // The closing server answered the lookup before it closed the connection, and this publish
+      // went out on that connection before the client saw it close: in flight when it was lost,
+      // so failed, not resent (the rule above). Seen under load in CI; the next one reconnects.
+      published = get(c.publish(ALICE, List.of(Info.of("k", "v2"))));
+    }
+    assertEquals(Status.SUCCESS, published);
     assertEquals(1, get(again.inspect(DataStore::itemCount)));
   }
 

@@ -22,6 +22,9 @@ import org.jspecify.annotations.Nullable;
  * down by the server; when none is given the server creates a single host thread and owns it.
  */
 public final class ServerOptions {
+  /** The system property that sets {@link #nettyTransport}'s default ("true" or "false"). */
+  public static final String NETTY_TRANSPORT_PROPERTY = "io.pmix.server.nettyTransport";
+
   private final String serverNspace;
   private final int serverRank;
   private final Duration handshakeTimeout;
@@ -216,9 +219,10 @@ public final class ServerOptions {
 
   /**
    * Whether the server runs on Netty's transport even where its own can run (pmix-java's native
-   * library loads): false by default. The two speak the same bytes; the server's own starts
-   * faster and costs less per message (docs/architecture.md, "A server transport without
-   * Netty").
+   * library loads): false by default, or as the system property {@value #NETTY_TRANSPORT_PROPERTY}
+   * says (so that a launcher's JVM can be switched without code, {@code PMIXRUN_JAVA_OPTS}). The
+   * two speak the same bytes; the server's own starts faster and costs less per message
+   * (docs/architecture.md, "A server transport without Netty").
    */
   public boolean nettyTransport() {
     return nettyTransport;
@@ -302,7 +306,7 @@ public final class ServerOptions {
     private @Nullable Path systemTmpdir;
     private BufferType childBufferType = BufferType.NON_DESC;
     private boolean preferEpoll = true;
-    private boolean nettyTransport;
+    private boolean nettyTransport = Boolean.getBoolean(NETTY_TRANSPORT_PROPERTY);
     private boolean toolSupport;
     private boolean systemSupport;
     private boolean sessionSupport;

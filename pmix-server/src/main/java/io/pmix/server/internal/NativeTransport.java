@@ -252,7 +252,15 @@ public final class NativeTransport {
       while (fd >= 0) {
         int r = Epoll.transfer0(fd, receive, 0, receive.length, false);
         if (r > 0) {
-          in.feed(receive, 0, r);
+          try {
+            in.feed(receive, 0, r);
+          } catch (RuntimeException e) {
+            // What a request's handling threw: the connection goes, as Netty's pipeline closed
+            // it; the server goes on.
+            LOG.log(Level.WARNING, "closing " + this + ": handling its request failed", e);
+            close();
+            return;
+          }
           if (r < receive.length) {
             return; // drained, most likely: epoll says so again if not
           }

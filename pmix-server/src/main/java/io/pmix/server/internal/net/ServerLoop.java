@@ -404,7 +404,7 @@ public final class ServerLoop extends AbstractExecutorService implements Schedul
       LOG.log(Level.ERROR, "the PMIx server's progress thread failed", e);
     } finally {
       state = SHUTTING_DOWN;
-      runTasks();
+      drainTasks();
       for (LoopTimer<?> t : timers) {
         boolean unused = t.cancel(false);
       }
@@ -416,7 +416,7 @@ public final class ServerLoop extends AbstractExecutorService implements Schedul
       }
       int unused = Epoll.close0(epfd);
       // What came in between the last drain and TERMINATED.
-      runTasks();
+      drainTasks();
       terminated.countDown();
       Runnable r = afterTermination;
       if (r != null) {
@@ -435,6 +435,12 @@ public final class ServerLoop extends AbstractExecutorService implements Schedul
       guarded(r);
     }
     return !tasks.isEmpty();
+  }
+
+  private void drainTasks() {
+    while (runTasks()) {
+      // every batch, until none is left
+    }
   }
 
   private void runTimers() {
