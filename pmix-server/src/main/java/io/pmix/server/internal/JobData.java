@@ -3,9 +3,6 @@ package io.pmix.server.internal;
 import com.google.common.collect.ImmutableList;
 import com.google.common.collect.ImmutableMap;
 import com.google.common.collect.ImmutableSet;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufUtil;
 import io.pmix.common.DataArray;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
@@ -14,6 +11,7 @@ import io.pmix.common.PmixException;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -474,25 +472,21 @@ public final class JobData {
    * job data builds a new {@code JobData}, so the packed bytes can never be stale. Private: replies
    * carry it as {@link #replyBody} inside their message record.
    */
-  private void writeReplyBody(PmixWriter w, ByteBufAllocator alloc) {
+  private void writeReplyBody(PmixWriter w) {
     if (noData) {
       return;
     }
     byte[] packed = packedBodies.get(w.format());
     if (packed == null) {
-      ByteBuf b = alloc.buffer();
-      try {
-        packBody(new PmixWriter(b, w.format()), alloc);
-        packed = ByteBufUtil.getBytes(b);
-      } finally {
-        b.release();
-      }
+      WireBuffer b = WireBuffer.allocate(256);
+      packBody(new PmixWriter(b, w.format()));
+      packed = b.toByteArray();
       packedBodies.put(w.format(), packed);
     }
     w.packRaw(packed);
   }
 
-  private void packBody(PmixWriter w, ByteBufAllocator alloc) {
+  private void packBody(PmixWriter w) {
     for (Value.KVal kv : jobLevelKvals()) {
       w.pack(kv);
     }
@@ -500,17 +494,13 @@ public final class JobData {
       w.pack(kv);
     }
     for (Map.Entry<Integer, List<Value.KVal>> e : perRank.entrySet()) {
-      ByteBuf blob = alloc.buffer();
-      try {
-        PmixWriter bw = new PmixWriter(blob, w.format());
-        bw.packRank(e.getKey());
-        for (Value.KVal kv : e.getValue()) {
-          bw.pack(kv);
-        }
-        w.pack(new Value.KVal(Keys.PROC_BLOB.name(), Value.of(ByteBufUtil.getBytes(blob))));
-      } finally {
-        blob.release();
+      WireBuffer blob = WireBuffer.allocate(64);
+      PmixWriter bw = new PmixWriter(blob, w.format());
+      bw.packRank(e.getKey());
+      for (Value.KVal kv : e.getValue()) {
+        bw.pack(kv);
       }
+      w.pack(new Value.KVal(Keys.PROC_BLOB.name(), Value.of(blob.toByteArray())));
     }
   }
 
@@ -536,13 +526,9 @@ public final class JobData {
   public byte[] arraysBody(WireFormat format) {
     byte[] packed = packedArrays.get(format);
     if (packed == null) {
-      ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
-      try {
-        writeArrays(new PmixWriter(b, format));
-        packed = ByteBufUtil.getBytes(b);
-      } finally {
-        b.release();
-      }
+      WireBuffer b = WireBuffer.allocate(256);
+      writeArrays(new PmixWriter(b, format));
+      packed = b.toByteArray();
       packedArrays.put(format, packed);
     }
     return packed.clone();
@@ -553,12 +539,8 @@ public final class JobData {
    * {@link io.pmix.common.internal.message.ReqReply}, a connect reply's blob or a spawn reply.
    */
   public byte[] replyBody(WireFormat format) {
-    ByteBuf b = ByteBufAllocator.DEFAULT.buffer();
-    try {
-      writeReplyBody(new PmixWriter(b, format), ByteBufAllocator.DEFAULT);
-      return ByteBufUtil.getBytes(b);
-    } finally {
-      b.release();
-    }
+    WireBuffer b = WireBuffer.allocate(256);
+    writeReplyBody(new PmixWriter(b, format));
+    return b.toByteArray();
   }
 }

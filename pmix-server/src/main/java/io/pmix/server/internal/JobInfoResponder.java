@@ -1,11 +1,9 @@
 package io.pmix.server.internal;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.Keys;
 import io.pmix.common.Value;
 import io.pmix.common.codec.PmixWriter;
+import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.codec.WireFormat;
 import io.pmix.common.internal.LazyLogger;
 import io.pmix.common.internal.message.Message;
@@ -96,12 +94,8 @@ final class JobInfoResponder {
   }
 
   private static byte[] kval(Value.KVal kv, WireFormat format) {
-    ByteBuf b = Unpooled.buffer();
-    try {
-      new PmixWriter(b, format).pack(kv);
-      return ByteBufUtil.getBytes(b);
-    } finally {
-      b.release();
-    }
+    WireBuffer b = WireBuffer.allocate(64);
+    new PmixWriter(b, format).pack(kv);
+    return b.toByteArray();
   }
 }

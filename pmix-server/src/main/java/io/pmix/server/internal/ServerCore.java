@@ -2,7 +2,6 @@ package io.pmix.server.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBuf;
 import io.pmix.common.DataType;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;

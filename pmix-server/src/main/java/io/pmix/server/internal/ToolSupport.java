@@ -2,8 +2,6 @@ package io.pmix.server.internal;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.pmix.common.Info;
 import io.pmix.common.Keys;
 import io.pmix.common.Proc;
@@ -208,9 +206,8 @@ final class ToolSupport {
     if (req.infoBlobLength() == 0) {
       return List.of();
     }
-    ByteBuf b = Unpooled.wrappedBuffer(req.infoBlob());
     try {
-      PmixReader rd = new PmixReader(b, format, limits);
+      PmixReader rd = new PmixReader(WireBuffer.wrap(req.infoBlob()), format, limits);
       long n = rd.unpackSize();
       if (n <= 0 || n > limits.maxItems()) {
         return List.of();
@@ -219,8 +216,6 @@ final class ToolSupport {
     } catch (RuntimeException e) {
       LOG.log(Level.DEBUG, "undecodable info blob from {0}: {1}", req, e.getMessage());
       return List.of();
-    } finally {
-      b.release();
     }
   }
 

@@ -2,7 +2,6 @@ package io.pmix.server.internal.gds;
 
 import static java.util.Objects.requireNonNull;
 
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.pmix.common.internal.LazyLogger;
 import java.lang.System.Logger.Level;
 import java.util.ArrayDeque;
@@ -11,6 +10,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 
 /**
  * The writer thread of the shared-memory stores, and the gate that orders what the server tells
@@ -47,7 +47,14 @@ public final class StoreWrites {
   /** A writer whose completions are handed to {@code loop}, the progress thread. */
   StoreWrites(Executor loop) {
     this.loop = requireNonNull(loop, "loop");
-    this.writer = Executors.newSingleThreadExecutor(new DefaultThreadFactory("pmix-gds-writer", true));
+    this.writer = Executors.newSingleThreadExecutor(new ThreadFactory() { // not Netty's: no Netty class on a job's path
+              @Override
+              public Thread newThread(Runnable r) {
+                Thread t = new Thread(r, "pmix-gds-writer");
+                t.setDaemon(true);
+                return t;
+              }
+            });
   }
 
   /** Runs {@code write} on the writer thread after every write submitted before it. */
