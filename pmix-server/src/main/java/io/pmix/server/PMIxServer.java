@@ -53,15 +53,17 @@ import org.jspecify.annotations.Nullable;
  * PMIX_ERR_INIT}, calls after {@code shutdown} {@code PMIX_ERR_NOT_AVAILABLE}, as
  * {@code PMIx_server_register_nspace} specifies.
  *
- * <p>Threading: one progress thread (a single-threaded Netty event loop, epoll where available)
- * owns all protocol state. Every method here may be called from any thread except the progress
+ * <p>Threading: one progress thread owns all protocol state: the server's own loop on epoll
+ * where pmix-java's native library loads (its listener and connections on it, no Netty class
+ * loaded for them), else, or with {@link ServerOptions#nettyTransport}, a single-threaded Netty
+ * event loop (epoll where available). Every method here may be called from any thread except the progress
  * thread itself; the blocking forms wait for the progress thread and throw {@link
  * IllegalStateException} if called on it, where waiting would deadlock. Asynchronous forms
  * complete on the progress thread: keep their continuations short or move them elsewhere.
  * Host upcalls run on the host executor (see {@link HostModule}).
  *
  * <p>Ownership: the {@link HostModule} and a host executor given in {@link ServerOptions} are
- * borrowed; the event loop, the host thread created when no executor is given, and the socket
+ * borrowed; the progress thread, the host thread created when no executor is given, and the socket
  * owner lookup thread are owned and released by {@link #shutdown}. With {@linkplain
  * ServerOptions#acceptsTools tool support} the server writes its tool rendezvous files at {@link
  * #start} and removes them, and only them (with the directories it created for them), at {@link

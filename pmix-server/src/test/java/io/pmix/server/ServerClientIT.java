@@ -45,10 +45,19 @@ class ServerClientIT {
 
   private List<Launched> launchJob(String nspace, int n, String mode, BufferType type)
       throws Exception {
+    return launchJob(nspace, n, mode, type, false);
+  }
+
+  private List<Launched> launchJob(
+      String nspace, int n, String mode, BufferType type, boolean netty) throws Exception {
     server =
         PMIxServer.init(
             new HostModule() {},
-            ServerOptions.builder().hostname("itnode").childBufferType(type).build());
+            ServerOptions.builder()
+                .hostname("itnode")
+                .childBufferType(type)
+                .nettyTransport(netty)
+                .build());
     int uid = Launched.myUid();
     int gid = Launched.myGid();
     List<Info> infos =
@@ -89,9 +98,19 @@ class ServerClientIT {
     runFull(3, BufferType.FULLY_DESC);
   }
 
+  /** The same job on Netty's transport, the fallback where libpmixjava does not load. */
+  @Test
+  void onNettysTransport() throws Exception {
+    runFull(4, BufferType.NON_DESC, true);
+  }
+
   private void runFull(int n, BufferType type) throws Exception {
+    runFull(n, type, false);
+  }
+
+  private void runFull(int n, BufferType type, boolean netty) throws Exception {
     String nspace = "itjob" + n;
-    List<Launched> procs = launchJob(nspace, n, "full", type);
+    List<Launched> procs = launchJob(nspace, n, "full", type, netty);
     StringBuilder peers = new StringBuilder();
     for (int r = 0; r < n; r++) {
       peers.append(r == 0 ? "" : ",").append(r);

@@ -249,7 +249,9 @@ public final class NativeTransport {
     }
 
     private void read() {
-      while (fd >= 0) {
+      // At most 16 reads a turn, as Netty's loop read: a client that floods the server does not
+      // keep it from the others (epoll says so again while bytes are waiting).
+      for (int reads = 0; reads < 16 && fd >= 0; reads++) {
         int r = Epoll.transfer0(fd, receive, 0, receive.length, false);
         if (r > 0) {
           try {
