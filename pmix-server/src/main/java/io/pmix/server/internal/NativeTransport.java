@@ -132,7 +132,10 @@ public final class NativeTransport {
   private final class Listener implements ServerLoop.Handler {
     @Override
     public void ready(int events) {
-      while (listenFd >= 0) {
+      // At most 16 a turn, as Netty's acceptor: the connections accepted before them are read in
+      // between, so that a storm of idle connections beyond the pending cap does not push out a
+      // client whose request waits unread (the cap evicts the oldest connection not yet heard).
+      for (int accepts = 0; accepts < 16 && listenFd >= 0; accepts++) {
         int fd = Epoll.accept0(listenFd, addresses);
         if (fd == Epoll.WOULD_BLOCK) {
           return;
@@ -200,7 +203,11 @@ public final class NativeTransport {
       return;
     }
     open.add(c);
-    boolean unused = c.session.opened(remote, local); // closed already when false
+    if (c.session.opened(remote, local)) {
+      // A connector sends its request as soon as it connects: often here already, and once read
+      // the connection counts as heard (PendingHandshakes).
+      c.read();
+    }
   }
 
   private static InetSocketAddress address(int ipv4, int port) throws UnknownHostException {
