@@ -13,8 +13,10 @@ import io.pmix.common.Value;
 import java.io.File;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
@@ -34,23 +36,7 @@ class ServerStartupTest {
   @ValueSource(booleans = {false, true})
   void aServerStartsAndAcceptsItsFirstClientWithoutParsingAnnotations(boolean netty)
       throws Exception {
-    String java =
-        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
-    Process p =
-        new ProcessBuilder(
-                java,
-                "-Xlog:class+load=info:stdout:none",
-                "-cp",
-                System.getProperty("java.class.path"),
-                Child.class.getName(),
-                Boolean.toString(netty))
-            .redirectErrorStream(true)
-            .start();
-    p.getOutputStream().close();
-    String out = new String(p.getInputStream().readAllBytes(), UTF_8);
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child did not end");
-    assertEquals(0, p.exitValue(), out);
-    assertTrue(out.contains("MARK accepted status 0"), out);
+    String out = runChild(Boolean.toString(netty));
     // What the check looks for is there to be seen: the server's classes were logged.
     assertTrue(
         out.contains(
@@ -60,6 +46,40 @@ class ServerStartupTest {
         out);
     assertFalse(out.contains("__dynamic_proxy__"), out);
     assertFalse(out.contains("sun.reflect.annotation.AnnotationType "), out);
+  }
+
+  /**
+   * Where pmix-java's native library does not load (here: an architecture it was not built for,
+   * as the JVM reports it), the server runs on Netty's transport by itself and serves a client.
+   */
+  @Test
+  void withoutTheNativeLibraryTheServerFallsBackToNettysTransport() throws Exception {
+    String out = runChild("-Dos.arch=pmix-java-unbuilt", "false");
+    assertTrue(out.contains("io.pmix.server.internal.Acceptor "), out);
+    assertFalse(out.contains("io.pmix.server.internal.NativeTransport "), out);
+  }
+
+  /** Runs {@link Child} with {@code args} (JVM options, then its own); its output. */
+  private static String runChild(String... args) throws Exception {
+    String java =
+        System.getProperty("java.home") + File.separator + "bin" + File.separator + "java";
+    List<String> cmd = new ArrayList<>();
+    cmd.add(java);
+    cmd.add("-Xlog:class+load=info:stdout:none");
+    for (int i = 0; i < args.length - 1; i++) {
+      cmd.add(args[i]);
+    }
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add(Child.class.getName());
+    cmd.add(args[args.length - 1]);
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    p.getOutputStream().close();
+    String out = new String(p.getInputStream().readAllBytes(), UTF_8);
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the child did not end");
+    assertEquals(0, p.exitValue(), out);
+    assertTrue(out.contains("MARK accepted status 0"), out);
+    return out;
   }
 
   /** Starts a server, lets its rehearsal run, connects one client and ends. */

@@ -1,12 +1,12 @@
 package io.pmix.server.internal;
 
 import io.pmix.common.PmixException;
-import io.pmix.common.Status;
 import io.pmix.common.codec.WireBuffer;
 import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.FrameBudget;
 import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameLimits;
 import java.util.Arrays;
 import org.jspecify.annotations.Nullable;
 
@@ -23,10 +23,7 @@ import org.jspecify.annotations.Nullable;
  * <p>One per connection, on the progress thread.
  */
 final class InboundStream {
-  private static final byte[] EMPTY = new byte[0];
   private static final int HEADER = FrameDecoder.HEADER_LENGTH;
-  /** The first array of a frame not all here yet, unless the frame is smaller. */
-  static final int PARTIAL_START = 4096;
 
   /** Told what the stream carries, in order. */
   interface Sink {
@@ -135,47 +132,27 @@ final class InboundStream {
   private byte @Nullable [] begin(long nbytes, int available) {
     if (!requestSeen) {
       if (nbytes > maxRequestLength) {
-        fail(new PmixException(Status.ERR_OUT_OF_RESOURCE, requestTooLong(nbytes)));
+        fail(ConnectRequestCodec.tooLong(nbytes, maxRequestLength));
         return null;
       }
     } else {
       if (nbytes > maxFrameLength) {
-        fail(FrameDecoder.tooLong(nbytes, tag, maxFrameLength));
+        fail(FrameLimits.tooLong(nbytes, tag, maxFrameLength));
         return null;
       }
       if (available < nbytes) {
         if (!budget.tryReserve(nbytes)) {
-          fail(FrameDecoder.overBudget(nbytes, budget));
+          fail(FrameLimits.overBudget(nbytes, budget));
           return null;
         }
         reserved = nbytes;
       }
     }
     expected = (int) nbytes;
-    byte[] p;
-    if (nbytes == 0) {
-      p = EMPTY;
-    } else if (available >= nbytes) {
-      p = new byte[expected];
-    } else {
-      p = new byte[Math.min(expected, Math.max(available, PARTIAL_START))];
-    }
+    byte[] p = FrameLimits.payloadArray(expected, available);
     payload = p;
     payloadHave = 0;
     return p;
-  }
-
-  private String requestTooLong(long nbytes) {
-    String message =
-        "connect request payload of " + nbytes + " bytes exceeds the limit of " + maxRequestLength;
-    long swapped = Integer.toUnsignedLong(Integer.reverseBytes((int) nbytes));
-    if (swapped <= maxRequestLength) {
-      message +=
-          "; read big-endian it would be "
-              + swapped
-              + ": the connect-request length must be in host order (little-endian)";
-    }
-    return message;
   }
 
   private void fail(PmixException e) {

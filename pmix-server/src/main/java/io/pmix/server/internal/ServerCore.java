@@ -574,7 +574,7 @@ public final class ServerCore {
   }
 
   // ============================================================================================
-  // Connections and frames (called by PeerHandler)
+  // Connections and frames (called by PeerSession)
   // ============================================================================================
 
   /** Decides a connect request, perhaps later (a tool's; {@link Admission}). */

@@ -19,6 +19,7 @@ import io.pmix.common.internal.wire.ConnectRequest;
 import io.pmix.common.internal.wire.ConnectRequestCodec;
 import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.internal.wire.FrameDecoder;
+import io.pmix.common.internal.wire.FrameLimits;
 import io.pmix.common.internal.wire.PeerId;
 import io.pmix.common.internal.wire.ReplyLayout;
 import io.pmix.common.internal.wire.Tags;
@@ -532,7 +533,7 @@ final class Connection implements SessionPart {
           int start = in.readerIndex();
           long nbytes = in.getUnsignedInt(start + 8);
           if (nbytes > MAX_PAYLOAD) {
-            throw FrameDecoder.tooLong(nbytes, in.getInt(start + 4), MAX_PAYLOAD);
+            throw FrameLimits.tooLong(nbytes, in.getInt(start + 4), MAX_PAYLOAD);
           }
           if (in.readableBytes() - FrameDecoder.HEADER_LENGTH < nbytes) {
             break;

@@ -107,6 +107,23 @@ public final class ConnectRequestCodec {
   }
 
   /**
+   * The failure of a request whose header announces {@code nbytes} of payload, beyond {@code
+   * limit}: {@code ERR_OUT_OF_RESOURCE}, naming the length it would have read big-endian when that
+   * one fits (an encoder that wrote it in network order, the usual mistake).
+   */
+  public static PmixException tooLong(long nbytes, int limit) {
+    String message = "connect request payload of " + nbytes + " bytes exceeds the limit of " + limit;
+    long swapped = Integer.toUnsignedLong(Integer.reverseBytes((int) nbytes));
+    if (swapped <= limit) {
+      message +=
+          "; read big-endian it would be "
+              + swapped
+              + ": the connect-request length must be in host order (little-endian)";
+    }
+    return new PmixException(Status.ERR_OUT_OF_RESOURCE, message);
+  }
+
+  /**
    * The payload length declared by a complete 16-byte header at {@code in}'s reader index, read as
    * host order (little-endian), without moving the reader index.
    */

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.ChannelHandlerContext;
 import io.pmix.common.PmixException;
-import io.pmix.common.Status;
 import io.pmix.common.codec.WireBuffer;
 import java.util.List;
 
@@ -86,7 +85,7 @@ public final class ConnectRequestDecoder extends PlainDecoder {
     }
     long nbytes = ConnectRequestCodec.peekPayloadLength(in);
     if (nbytes > maxPayloadLength) {
-      fail(ctx, in, new PmixException(Status.ERR_OUT_OF_RESOURCE, tooLong(nbytes)));
+      fail(ctx, in, ConnectRequestCodec.tooLong(nbytes, maxPayloadLength));
       return;
     }
     if (in.readableBytes() - ConnectRequestCodec.HEADER_LENGTH < nbytes) {
@@ -110,18 +109,6 @@ public final class ConnectRequestDecoder extends PlainDecoder {
     ctx.pipeline().remove(this);
   }
 
-  private String tooLong(long nbytes) {
-    String message =
-        "connect request payload of " + nbytes + " bytes exceeds the limit of " + maxPayloadLength;
-    long swapped = Integer.toUnsignedLong(Integer.reverseBytes((int) nbytes));
-    if (swapped <= maxPayloadLength) {
-      message +=
-          "; read big-endian it would be "
-              + swapped
-              + ": the connect-request length must be in host order (little-endian)";
-    }
-    return message;
-  }
 
   private void fail(ChannelHandlerContext ctx, ByteBuf in, PmixException e) {
     failed = true;

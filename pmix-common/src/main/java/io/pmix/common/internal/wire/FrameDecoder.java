@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.pmix.common.PmixException;
-import io.pmix.common.Status;
 import java.util.List;
 
 /**
@@ -60,29 +59,6 @@ public final class FrameDecoder extends PlainDecoder {
     this.budget = budget;
   }
 
-  /** The failure of a frame whose header announces more than {@code limit} bytes. */
-  public static PmixException tooLong(long nbytes, int tag, int limit) {
-    return new PmixException(
-        Status.ERR_OUT_OF_RESOURCE,
-        "frame payload of "
-            + nbytes
-            + " bytes (tag "
-            + Integer.toUnsignedString(tag)
-            + ") exceeds the limit of "
-            + limit);
-  }
-
-  /** The failure of a partial frame of {@code nbytes} that {@code budget} cannot hold. */
-  public static PmixException overBudget(long nbytes, FrameBudget budget) {
-    return new PmixException(
-        Status.ERR_OUT_OF_RESOURCE,
-        "frame payload of "
-            + nbytes
-            + " bytes does not fit in the budget of "
-            + budget.limit()
-            + " bytes for frames being received");
-  }
-
   /** The largest payload this decoder accepts. */
   public int maxPayloadLength() {
     return maxPayloadLength;
@@ -102,14 +78,14 @@ public final class FrameDecoder extends PlainDecoder {
     if (nbytes > maxPayloadLength) {
       failed = true;
       in.skipBytes(in.readableBytes());
-      ctx.fireExceptionCaught(tooLong(nbytes, in.getInt(start + 4), maxPayloadLength));
+      ctx.fireExceptionCaught(FrameLimits.tooLong(nbytes, in.getInt(start + 4), maxPayloadLength));
       return;
     }
     if (in.readableBytes() - HEADER_LENGTH < nbytes) {
       if (reserved == 0 && !budget.tryReserve(nbytes)) {
         failed = true;
         in.skipBytes(in.readableBytes());
-        ctx.fireExceptionCaught(overBudget(nbytes, budget));
+        ctx.fireExceptionCaught(FrameLimits.overBudget(nbytes, budget));
         return;
       }
       reserved = nbytes;

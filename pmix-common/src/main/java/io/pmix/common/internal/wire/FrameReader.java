@@ -27,11 +27,6 @@ import org.jspecify.annotations.Nullable;
  * decoded connect request ahead of it) pass through untouched. One instance per channel.
  */
 public final class FrameReader extends PlainInboundHandler {
-  private static final byte[] EMPTY = new byte[0];
-
-  /** The first array of a frame not all here yet, unless the frame is smaller. */
-  static final int PARTIAL_START = 4096;
-
   private final int maxPayloadLength;
   private final FrameBudget budget;
 
@@ -135,12 +130,12 @@ public final class FrameReader extends PlainInboundHandler {
   /** The new frame's payload array, or null after failing the stream. */
   private byte @Nullable [] begin(ChannelHandlerContext ctx, long nbytes, int available) {
     if (nbytes > maxPayloadLength) {
-      fail(ctx, FrameDecoder.tooLong(nbytes, tag, maxPayloadLength));
+      fail(ctx, FrameLimits.tooLong(nbytes, tag, maxPayloadLength));
       return null;
     }
     if (available < nbytes) {
       if (!budget.tryReserve(nbytes)) {
-        fail(ctx, FrameDecoder.overBudget(nbytes, budget));
+        fail(ctx, FrameLimits.overBudget(nbytes, budget));
         return null;
       }
       reserved = nbytes;
@@ -149,14 +144,7 @@ public final class FrameReader extends PlainInboundHandler {
     // as the rest arrives: a peer that announces a large frame and stalls holds its budget, not
     // that much memory (as the cumulation of FrameDecoder held only what had come).
     expected = (int) nbytes;
-    byte[] p;
-    if (nbytes == 0) {
-      p = EMPTY;
-    } else if (available >= nbytes) {
-      p = new byte[expected];
-    } else {
-      p = new byte[Math.min(expected, Math.max(available, PARTIAL_START))];
-    }
+    byte[] p = FrameLimits.payloadArray(expected, available);
     payload = p;
     payloadHave = 0;
     return p;

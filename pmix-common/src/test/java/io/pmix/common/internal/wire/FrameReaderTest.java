@@ -69,7 +69,7 @@ class FrameReaderTest {
       frame[FrameDecoder.HEADER_LENGTH + i] = (byte) (i * 7 + i / 251);
     }
     assertTrue(feed(ch, List.of(Arrays.copyOf(frame, 26))).isEmpty());
-    assertEquals(FrameReader.PARTIAL_START, r.held(), "a 48 MiB announcement, 10 bytes come");
+    assertEquals(FrameLimits.PARTIAL_START, r.held(), "a 48 MiB announcement, 10 bytes come");
     // The rest in uneven pieces: the array grows with what comes, to the frame's length.
     int at = 26;
     int piece = 1000;
@@ -77,7 +77,7 @@ class FrameReaderTest {
       int n = Math.min(piece, frame.length - at);
       List<Object> out = feed(ch, List.of(Arrays.copyOfRange(frame, at, at + n)));
       at += n;
-      assertTrue(r.held() <= 2 * (at - FrameDecoder.HEADER_LENGTH) + FrameReader.PARTIAL_START);
+      assertTrue(r.held() <= 2 * (at - FrameDecoder.HEADER_LENGTH) + FrameLimits.PARTIAL_START);
       if (at < frame.length) {
         assertTrue(out.isEmpty());
       } else {
