@@ -1,5 +1,13 @@
 package io.pmix.server;
 
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.ParameterizedTest;
+import java.util.Set;
+import java.util.HashSet;
+import java.nio.file.Path;
+import java.nio.file.Files;
+import java.nio.file.DirectoryStream;
+import java.io.IOException;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -198,6 +206,58 @@ class PMIxServerTest {
     assertEquals(-1, b);
     idle.close();
     assertThrows(java.io.IOException.class, () -> new Socket(InetAddress.getLoopbackAddress(), port).close());
+  }
+
+  /**
+   * A server that served a client and held an idle connection leaves none of its descriptors
+   * open once closed (the listener, the connections, epoll and its eventfd, the stores' files):
+   * every descriptor open afterwards was open before. A first server runs the same way before
+   * the count: what the JDK opens once per process on first use (Netty's first channel reads
+   * /dev/random through {@code SecureRandom}) is not a server's.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aClosedServerLeavesNoDescriptorOpen(boolean netty) throws Exception {
+    serveOneClientAndClose(netty, "fds0");
+    Set<String> before = openDescriptors();
+    serveOneClientAndClose(netty, "fds1");
+    Set<String> after = openDescriptors();
+    after.removeAll(before);
+    assertTrue(after.isEmpty(), "left open: " + after);
+  }
+
+  private void serveOneClientAndClose(boolean netty, String nspace) throws Exception {
+    server =
+        PMIxServer.init(new HostModule() {}, ServerOptions.builder().nettyTransport(netty).build());
+    assertEquals(
+        Status.OPERATION_SUCCEEDED,
+        server.registerNspace(nspace, 1, List.of(Info.of(Keys.JOB_SIZE, Value.uint32(1)))));
+    assertEquals(
+        Status.OPERATION_SUCCEEDED,
+        server.registerClient(Proc.of(nspace, 0), Launched.myUid(), Launched.myGid()));
+    try (Socket client = new Socket(InetAddress.getLoopbackAddress(), port(server));
+        Socket idle = new Socket(InetAddress.getLoopbackAddress(), port(server))) {
+      assertEquals(0, RawClients.handshake(client, nspace, 0) >>> 32);
+      server.close();
+    }
+  }
+
+  /** This process's open descriptors, as "number -> target". */
+  private static Set<String> openDescriptors() throws IOException {
+    Set<String> out = new HashSet<>();
+    try (DirectoryStream<Path> fds = Files.newDirectoryStream(Path.of("/proc/self/fd"))) {
+      for (Path fd : fds) {
+        try {
+          Path target = Files.readSymbolicLink(fd);
+          if (!target.endsWith("fd")) { // not the listing's own descriptor
+            out.add(fd.getFileName() + " -> " + target);
+          }
+        } catch (IOException e) {
+          // closed meanwhile
+        }
+      }
+    }
+    return out;
   }
 
   @Test

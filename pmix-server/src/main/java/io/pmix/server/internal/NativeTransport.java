@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -383,7 +384,11 @@ public final class NativeTransport {
       int unused = Epoll.close0(f);
       open.remove(this);
       // The session hears of it after the task that closed it, as Netty reported a close.
-      loop.execute(new Closed(this));
+      try {
+        loop.execute(new Closed(this));
+      } catch (RejectedExecutionException e) {
+        reportClosed(); // the loop has ended: nothing runs after this task anyway
+      }
     }
 
     @Override
