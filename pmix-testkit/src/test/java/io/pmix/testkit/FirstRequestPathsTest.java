@@ -42,6 +42,16 @@ class FirstRequestPathsTest {
           Map.entry("io.pmix.server.internal.PeerSession$Decision", List.of("accept")),
           Map.entry("io.pmix.server.internal.PeerSession$OwnerKnown", List.of("accept", "run")),
           Map.entry("io.pmix.server.internal.NettyConnection", List.of("of", "send")),
+          Map.entry("io.pmix.server.internal.NativeTransport", List.of("accepted")),
+          Map.entry("io.pmix.server.internal.NativeTransport$Listener", List.of("ready")),
+          Map.entry(
+              "io.pmix.server.internal.NativeTransport$Connection",
+              List.of("ready", "read", "send", "flush", "close", "reportClosed")),
+          Map.entry("io.pmix.server.internal.NativeTransport$Closed", List.of("run")),
+          Map.entry("io.pmix.server.internal.InboundStream", List.of("feed", "complete", "begin")),
+          Map.entry(
+              "io.pmix.server.internal.net.ServerLoop",
+              List.of("run", "execute", "schedule", "register", "deregister")),
           Map.entry("io.pmix.server.internal.Admission", List.of("acceptClient")),
           Map.entry("io.pmix.server.internal.ServerCore", List.of("frame", "dispatch", "handle")),
           Map.entry("io.pmix.server.internal.JobData", List.of("build", "jobLevelKvals")),
