@@ -136,17 +136,12 @@ final class InboundStream {
         return null;
       }
     } else {
-      if (nbytes > maxFrameLength) {
-        fail(FrameLimits.tooLong(nbytes, tag, maxFrameLength));
+      PmixException refused = FrameLimits.admit(nbytes, tag, maxFrameLength, available, budget);
+      if (refused != null) {
+        fail(refused);
         return null;
       }
-      if (available < nbytes) {
-        if (!budget.tryReserve(nbytes)) {
-          fail(FrameLimits.overBudget(nbytes, budget));
-          return null;
-        }
-        reserved = nbytes;
-      }
+      reserved = FrameLimits.held(nbytes, available);
     }
     expected = (int) nbytes;
     byte[] p = FrameLimits.payloadArray(expected, available);

@@ -170,13 +170,19 @@ class InboundStreamTest {
     assertEquals(Status.ERR_OUT_OF_RESOURCE, ((PmixException) rec.seen.get(3)).status());
   }
 
+  /** A stream on {@code budget} that has taken its connect request already. */
+  private static InboundStream afterTheRequest(FrameBudget budget, Recorder rec) {
+    InboundStream in = new InboundStream(1 << 17, 1 << 20, budget, rec);
+    byte[] r = requestBytes();
+    in.feed(r, 0, r.length);
+    return in;
+  }
+
   @Test
   void aPartialFrameHoldsItsLengthOfTheBudgetUntilItCompletesOrTheStreamStops() {
     Recorder rec = new Recorder();
     FrameBudget budget = FrameBudget.of(50_000);
-    InboundStream in = new InboundStream(1 << 17, 1 << 20, budget, rec);
-    byte[] r = requestBytes();
-    in.feed(r, 0, r.length);
+    InboundStream in = afterTheRequest(budget, rec);
     byte[] f = frame(7, new byte[40_000], 40_000);
     in.feed(f, 0, 1_000);
     assertEquals(40_000, budget.reserved());
@@ -196,9 +202,7 @@ class InboundStreamTest {
   void aPartialFrameBeyondTheBudgetFailsTheStream() {
     Recorder rec = new Recorder();
     FrameBudget budget = FrameBudget.of(1_000);
-    InboundStream in = new InboundStream(1 << 17, 1 << 20, budget, rec);
-    byte[] r = requestBytes();
-    in.feed(r, 0, r.length);
+    InboundStream in = afterTheRequest(budget, rec);
     byte[] f = frame(7, new byte[4_000], 4_000);
     in.feed(f, 0, 100);
     assertEquals(Status.ERR_OUT_OF_RESOURCE, ((PmixException) rec.seen.get(1)).status());

@@ -2,6 +2,7 @@ package io.pmix.common.internal.wire;
 
 import io.pmix.common.PmixException;
 import io.pmix.common.Status;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What every reader of frames (docs/transport.md §5.1) says and does at the same points, whatever
@@ -38,6 +39,29 @@ public final class FrameLimits {
             + " bytes does not fit in the budget of "
             + budget.limit()
             + " bytes for frames being received");
+  }
+
+  /**
+   * Admits a frame whose header announces {@code nbytes} when {@code available} of them have
+   * come: null when it may be received, with its length reserved from {@code budget} when it is
+   * not all here (the reader gives that back when it completes or the stream ends: {@link
+   * #held}); else the failure that ends the stream, nothing reserved: longer than {@code limit},
+   * or a partial frame the budget cannot hold.
+   */
+  public static @Nullable PmixException admit(
+      long nbytes, int tag, int limit, int available, FrameBudget budget) {
+    if (nbytes > limit) {
+      return tooLong(nbytes, tag, limit);
+    }
+    if (available < nbytes && !budget.tryReserve(nbytes)) {
+      return overBudget(nbytes, budget);
+    }
+    return null;
+  }
+
+  /** What {@link #admit} reserved of the budget for a frame it let in. */
+  public static long held(long nbytes, int available) {
+    return available < nbytes ? nbytes : 0;
   }
 
   /**

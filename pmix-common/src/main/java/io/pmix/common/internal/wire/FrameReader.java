@@ -129,17 +129,12 @@ public final class FrameReader extends PlainInboundHandler {
 
   /** The new frame's payload array, or null after failing the stream. */
   private byte @Nullable [] begin(ChannelHandlerContext ctx, long nbytes, int available) {
-    if (nbytes > maxPayloadLength) {
-      fail(ctx, FrameLimits.tooLong(nbytes, tag, maxPayloadLength));
+    PmixException refused = FrameLimits.admit(nbytes, tag, maxPayloadLength, available, budget);
+    if (refused != null) {
+      fail(ctx, refused);
       return null;
     }
-    if (available < nbytes) {
-      if (!budget.tryReserve(nbytes)) {
-        fail(ctx, FrameLimits.overBudget(nbytes, budget));
-        return null;
-      }
-      reserved = nbytes;
-    }
+    reserved = FrameLimits.held(nbytes, available);
     // A frame all here gets its array at once; a partial one an array for what has come, grown
     // as the rest arrives: a peer that announces a large frame and stalls holds its budget, not
     // that much memory (as the cumulation of FrameDecoder held only what had come).

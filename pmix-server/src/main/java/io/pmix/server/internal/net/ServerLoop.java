@@ -201,23 +201,24 @@ public final class ServerLoop extends AbstractExecutorService implements Schedul
   @Override
   public ScheduledFuture<?> scheduleAtFixedRate(
       Runnable command, long initialDelay, long period, TimeUnit unit) {
-    if (period <= 0) {
-      throw new IllegalArgumentException("period must be positive: " + period);
-    }
-    return add(
-        new LoopTimer<>(
-            Executors.callable(command), deadline(initialDelay, unit), unit.toNanos(period)));
+    return periodic(command, initialDelay, period, unit, 1);
   }
 
   @Override
   public ScheduledFuture<?> scheduleWithFixedDelay(
       Runnable command, long initialDelay, long delay, TimeUnit unit) {
-    if (delay <= 0) {
-      throw new IllegalArgumentException("delay must be positive: " + delay);
+    return periodic(command, initialDelay, delay, unit, -1);
+  }
+
+  /** A repeating timer: at a fixed rate ({@code sign} 1) or with a fixed delay (-1). */
+  private ScheduledFuture<?> periodic(
+      Runnable command, long initialDelay, long every, TimeUnit unit, int sign) {
+    if (every <= 0) {
+      throw new IllegalArgumentException("period or delay must be positive: " + every);
     }
     return add(
         new LoopTimer<>(
-            Executors.callable(command), deadline(initialDelay, unit), -unit.toNanos(delay)));
+            Executors.callable(command), deadline(initialDelay, unit), sign * unit.toNanos(every)));
   }
 
   private static long deadline(long delay, TimeUnit unit) {
