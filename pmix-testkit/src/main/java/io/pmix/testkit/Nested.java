@@ -845,8 +845,12 @@ final class Nested implements SingleNodeHost.OtherNodes {
       return; // told already
     }
     lossSeen();
-    failFences(partial(node));
+    // The processes are told first: the event then reaches them ahead of their failed fence's
+    // reply (both leave through the server's progress thread in order), so a survivor knows
+    // why its fence failed when it returns, even if the outer runtime kills the job at once
+    // (srun --kill-on-bad-exit does, milliseconds after a node's pmixrun died).
     l.lost(fresh, status, why);
+    failFences(partial(node));
   }
 
   private void failFences(PmixException why) {
