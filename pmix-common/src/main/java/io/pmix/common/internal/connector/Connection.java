@@ -723,6 +723,8 @@ final class Connection implements SessionPart {
     }
     ReplyHandler answer = replyTo(f, ConnectorSession.statusOnly("finalize"));
     // The socket closes first, whatever the answer, so the caller wakes to a closed connection.
+    // Then the progress thread ends after this task, already awake: the threads' chain of ends
+    // starts while the caller wakes, rather than after the caller has woken this thread again.
     send(
         FinalizeRequest.INSTANCE,
         new ReplyHandler() {
@@ -730,12 +732,14 @@ final class Connection implements SessionPart {
           public void onReply(PmixReader r) {
             closeForFinalize();
             answer.onReply(r);
+            threads.endLoop();
           }
 
           @Override
           public void onFailure(PmixException e) {
             closeForFinalize();
             answer.onFailure(e);
+            threads.endLoop();
           }
         });
   }

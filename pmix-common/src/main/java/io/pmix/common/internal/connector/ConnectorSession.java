@@ -601,8 +601,9 @@ public final class ConnectorSession {
       } finally {
         release.run();
       }
-      if (!closed) {
-        // The close fails whatever is still pending, with ERR_INIT.
+      if (!closed && !threads.loopEnding()) {
+        // The close fails whatever is still pending, with ERR_INIT. (A failed answer has closed
+        // and ended the loop already.)
         CompletableFuture<Void> done = call(connection::close);
         try {
           done.get(LibraryThreads.THREAD_STOP_WAIT.toMillis(), TimeUnit.MILLISECONDS);

@@ -194,6 +194,20 @@ public final class LibraryThreads implements SessionPart {
     return List.copyOf(threads);
   }
 
+  /**
+   * Has the progress loop end once its current task is done (a last finalize's answer, on the
+   * progress thread): the chain of ends {@link #stop} waits for starts at once. Work handed in
+   * from then on is refused as after a finalize.
+   */
+  void endLoop() {
+    loop.shutdown();
+  }
+
+  /** Whether the progress loop no longer takes work ({@link #endLoop} or {@link #stop}). */
+  boolean loopEnding() {
+    return loop.isShutdown();
+  }
+
   /** Whether both threads have been stopped and waited for. */
   boolean isStopped() {
     return stopped;

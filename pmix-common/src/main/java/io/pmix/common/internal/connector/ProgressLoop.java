@@ -126,6 +126,11 @@ final class ProgressLoop {
     return Thread.currentThread() == thread;
   }
 
+  /** Whether {@link #shutdown} was called: the loop takes no more work. */
+  boolean isShutdown() {
+    return state != RUNNING;
+  }
+
   /** Whether the thread has ended (or the loop was shut down before it ever started). */
   boolean isTerminated() {
     return state == TERMINATED;
