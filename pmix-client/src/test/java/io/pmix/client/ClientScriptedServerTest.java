@@ -16,6 +16,7 @@ import io.pmix.common.Proc;
 import io.pmix.common.Scope;
 import io.pmix.common.Status;
 import io.pmix.common.Value;
+import io.pmix.common.internal.connector.ConnectorSession;
 import io.pmix.common.internal.message.CommitRequest;
 import io.pmix.common.internal.message.FenceNbRequest;
 import io.pmix.common.internal.message.LookupNbRequest;
@@ -27,10 +28,16 @@ import io.pmix.common.internal.wire.ConnectorKind;
 import io.pmix.common.testing.ScriptedServer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -162,6 +169,57 @@ class ClientScriptedServerTest {
         assertThrows(ExecutionException.class, () -> PMIx.fenceAsync(List.of()).get(10, TimeUnit.SECONDS));
     PmixException p = assertInstanceOf(PmixException.class, x.getCause());
     assertEquals(Status.ERR_LOST_CONNECTION, p.status());
+  }
+
+  /**
+   * A last finalize the server fails, or meets by closing the connection, still returns and ends
+   * every thread and resource of the cycle (the teardown's checks), the FINALIZE sent each time;
+   * and a new cycle then starts as usual.
+   */
+  @Test
+  void aLastFinalizeTheServerFailsOrDropsStillEndsTheCycle() {
+    // Nothing to warn about either: the teardown has nothing left to close.
+    Logger log = Logger.getLogger(ConnectorSession.class.getName());
+    List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+    Handler h =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+              warnings.add(r);
+            }
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    log.addHandler(h);
+    try {
+      for (int i = 0; i < 10; i++) {
+        server.finalizeAnswer = Optional.of(Status.ERR_BAD_PARAM);
+        var unused = ClientHolder.init(server.clientEnvironment(0), List.of());
+        PMIx.finalize();
+        TeardownChecks.assertNothingRemains();
+        server.finalizeAnswer = Optional.empty();
+        unused = ClientHolder.init(server.clientEnvironment(0), List.of());
+        PMIx.fence();
+        PMIx.finalize();
+        TeardownChecks.assertNothingRemains();
+      }
+    } finally {
+      log.removeHandler(h);
+    }
+    assertEquals(
+        20,
+        server.frames.stream().filter(r -> r.command() == Command.FINALIZE.code()).count(),
+        server.frames.toString());
+    assertEquals(List.of(), warnings.stream().map(LogRecord::getMessage).toList());
+    server.finalizeAnswer = Optional.of(Status.SUCCESS);
+    var unused = ClientHolder.init(server.clientEnvironment(0), List.of());
+    PMIx.fence();
   }
 
   @Test

@@ -137,6 +137,12 @@ public final class ScriptedServer implements AutoCloseable {
   /** How GETNBs of a rank are answered; {@link RankGets#COMMITTED} unless a test says. */
   public volatile RankGets rankGets = RankGets.COMMITTED;
 
+  /**
+   * How a FINALIZE is answered: with this status (success unless a test says), or, when empty, by
+   * closing the connection without an answer, as a server that goes away at that moment.
+   */
+  public volatile Optional<Status> finalizeAnswer = Optional.of(Status.SUCCESS);
+
   private final List<Channel> peers = new CopyOnWriteArrayList<>();
   private final AtomicInteger assigned = new AtomicInteger();
   private final AtomicInteger clientSlots = new AtomicInteger();
@@ -371,7 +377,15 @@ public final class ScriptedServer implements AutoCloseable {
                   List.of(),
                   "hello out\n".getBytes(UTF_8)));
         }
-        case FENCENB, IOF_PUSH, IOF_DEREG, LOG, NOTIFY, ABORT, FINALIZE ->
+        case FINALIZE -> {
+          Optional<Status> answer = finalizeAnswer;
+          if (answer.isPresent()) {
+            reply(ctx, f.tag(), new StatusReply(answer.get()));
+          } else {
+            var unused = ctx.close();
+          }
+        }
+        case FENCENB, IOF_PUSH, IOF_DEREG, LOG, NOTIFY, ABORT ->
             reply(ctx, f.tag(), new StatusReply(Status.SUCCESS));
         default -> reply(ctx, f.tag(), new StatusReply(Status.ERR_NOT_SUPPORTED));
       }

@@ -722,24 +722,25 @@ final class Connection implements SessionPart {
       return;
     }
     ReplyHandler answer = replyTo(f, ConnectorSession.statusOnly("finalize"));
-    // The socket closes first, whatever the answer, so the caller wakes to a closed connection.
-    // Then the progress thread ends after this task, already awake: the threads' chain of ends
-    // starts while the caller wakes, rather than after the caller has woken this thread again.
+    // The socket closes first, whatever the answer, so the caller wakes to a closed connection,
+    // and the loop is marked to end after this task, so the caller wakes to an ending loop: the
+    // threads' chain of ends starts from this thread, already awake, while the caller wakes,
+    // rather than after the caller has woken it again.
     send(
         FinalizeRequest.INSTANCE,
         new ReplyHandler() {
           @Override
           public void onReply(PmixReader r) {
             closeForFinalize();
-            answer.onReply(r);
             threads.endLoop();
+            answer.onReply(r);
           }
 
           @Override
           public void onFailure(PmixException e) {
             closeForFinalize();
-            answer.onFailure(e);
             threads.endLoop();
+            answer.onFailure(e);
           }
         });
   }
