@@ -127,7 +127,12 @@ import org.jspecify.annotations.Nullable;
  * ms; C: 10 ms), fence 1.02 (2.85), fence collecting 1.13 (2.67), finalize 1.29 (1.17). What
  * stays slower is the first get of each fresh key a peer has just committed (2.3-3.3 of C's under
  * the first two servers, 1.28 under srun): code a job runs a few hundred times runs interpreted
- * for most of them.
+ * for most of them. Lower compile thresholds trade the other way: under mpirun, with the archive
+ * and C1 only, {@code -XX:CompileThresholdScaling=0.1} brought the first get of a fresh key to
+ * 0.93-1.01 of C's and after a collecting fence to 0.49-0.53, but a first init from 28-31 to 48-50
+ * ms and a re-init from 1.4 to 2.2-2.3 of C's (5-6 jobs a side, one sitting; docs/architecture.md,
+ * "Direct modex"): worth it for a job that reads many peers' fresh keys, not for one that starts
+ * often.
  *
  * <p>On JDK 24 and later, pass {@code --enable-native-access=ALL-UNNAMED} (or name the module
  * pmix-common is in): the connector and the shared-memory reader load a native library ({@code
